@@ -1,0 +1,3 @@
+from limelight.cli import app
+
+app()

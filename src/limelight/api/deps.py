@@ -1,0 +1,43 @@
+"""Request helpers shared by the routers: the runtime and API-key authentication."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from limelight.auth.api_keys import KeyContext, resolve_api_key
+from limelight.errors import Forbidden, Unauthorised
+from limelight.runtime import Runtime
+
+
+def runtime_of(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def key_from_headers(request: Request) -> str | None:
+    """The API key from ``Authorization`` (bare or ``Bearer``) or ``x-api-key``."""
+    auth = request.headers.get("authorization")
+    if auth:
+        auth = auth.strip()
+        scheme, _, rest = auth.partition(" ")
+        return rest.strip() if scheme.lower() == "bearer" and rest else auth
+    return request.headers.get("x-api-key")
+
+
+async def api_key(request: Request, value: str | None = None) -> KeyContext:
+    """Any valid API key (ingest or admin), else 401."""
+    if value is None:
+        value = key_from_headers(request)
+    ctx = await run_in_threadpool(resolve_api_key, runtime_of(request).meta, value)
+    if ctx is None:
+        raise Unauthorised()
+    return ctx
+
+
+async def admin_key(request: Request) -> KeyContext:
+    """An admin key: 401 when missing or unknown, 403 for a public ingest key."""
+    ctx = await api_key(request)
+    if not ctx.is_admin:
+        raise Forbidden("this endpoint needs an admin key; public ingest keys can only send events")
+    return ctx

@@ -1,0 +1,75 @@
+"""The Events API: ``POST /v1/<dataset>`` with a JSON array of events.
+
+Checks run in the contract's order: method, key, path, size, body. Every
+response carries CORS headers, since public keys are meant for browsers.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from limelight.api.body import read_body
+from limelight.api.cors import CORS_HEADERS, preflight
+from limelight.api.deps import api_key, runtime_of
+from limelight.api.problems import error_response, install_error_handlers, json_response
+from limelight.errors import BadRequest, ExposedError, MethodNotAllowed
+from limelight.ingest.service import Origin, check_dataset, ingest_body
+from limelight.runtime import Runtime
+
+ACCEPTED = {"message": "Request Accepted"}
+
+
+def _dataset_from_path(path: str) -> str:
+    parts = path.strip("/").split("/")
+    if len(parts) != 2 or parts[0] != "v1":
+        raise BadRequest("use the path /v1/<dataset>")
+    return check_dataset(parts[1])
+
+
+async def events_endpoint(request: Request) -> Response:
+    if request.method == "OPTIONS":
+        return preflight()
+    try:
+        if request.method != "POST":
+            raise MethodNotAllowed()
+        key = await api_key(request, request.headers.get("x-api-key"))
+        dataset = _dataset_from_path(request.path_params.get("path", ""))
+        runtime = runtime_of(request)
+        settings = runtime.settings
+        body = await read_body(request, settings.max_request_bytes)
+        origin = Origin(
+            tenant=key.tenant,
+            dataset=dataset,
+            service=request.headers.get("x-service"),
+            namespace=request.headers.get("x-namespace"),
+            redact_secrets=key.redact_secrets,
+        )
+        # Parsing and storing run off the event loop: a 6MB batch must not
+        # stall the other connections, and chDB releases the GIL while inserting.
+        outcome = await run_in_threadpool(
+            ingest_body, runtime.events, origin, body, settings.max_event_bytes
+        )
+    except ExposedError as exc:
+        response = error_response(exc)
+        response.headers.update(CORS_HEADERS)
+        return response
+    if outcome.invalid:
+        body_out = {"message": "Bad Request", "invalid": outcome.invalid}
+        return json_response(body_out, 400, CORS_HEADERS)
+    return json_response(ACCEPTED, 202, CORS_HEADERS)
+
+
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+def create_events_app(runtime: Runtime) -> FastAPI:
+    """The Events API as its own app: mounted at /events, or served alone at /."""
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app.state.runtime = runtime
+    install_error_handlers(app)
+    app.router.routes.append(Route("/{path:path}", events_endpoint, methods=ALL_METHODS))
+    return app

@@ -1,0 +1,80 @@
+"""The one place where errors become HTTP responses.
+
+Every JSON error body has a ``message``; an ``ExposedError`` may add a
+``reason`` (one sentence for people), ``errors`` (a list naming fields) and
+extra keys. Anything else is an internal error: logged here with its stack,
+answered with a bare 500 that leaks nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from limelight.errors import BadRequest, ExposedError
+
+log = logging.getLogger("limelight.api")
+
+INTERNAL = {"message": "Internal Error"}
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        orjson.dumps(body), status_code=status, headers=headers, media_type="application/json"
+    )
+
+
+def error_body(exc: ExposedError) -> dict[str, Any]:
+    body: dict[str, Any] = {"message": exc.message}
+    if exc.reason and exc.reason != exc.message:
+        body["reason"] = exc.reason
+    if exc.errors is not None:
+        body["errors"] = exc.errors
+    body.update(exc.extra)
+    return body
+
+
+def error_response(exc: ExposedError) -> Response:
+    return json_response(error_body(exc), exc.status, exc.headers)
+
+
+def internal_error(exc: BaseException) -> Response:
+    log.error("internal error", exc_info=exc)
+    return json_response(INTERNAL, 500)
+
+
+_STATUS_TITLES = {cls.status: cls for cls in ExposedError.__subclasses__()}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def exposed(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ExposedError)
+        return error_response(exc)
+
+    async def framework_http(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        cls = _STATUS_TITLES.get(exc.status_code)
+        message = cls.title if cls else str(exc.detail)
+        return json_response({"message": message}, exc.status_code, dict(exc.headers or {}))
+
+    async def request_validation(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        errors = [
+            {"field": ".".join(str(p) for p in e.get("loc", ())[1:]), "message": e.get("msg")}
+            for e in exc.errors()
+        ]
+        return error_response(BadRequest("the request is not valid", errors=errors))
+
+    async def unexpected(_: Request, exc: Exception) -> Response:
+        return internal_error(exc)
+
+    app.add_exception_handler(ExposedError, exposed)
+    app.add_exception_handler(StarletteHTTPException, framework_http)
+    app.add_exception_handler(RequestValidationError, request_validation)
+    app.add_exception_handler(Exception, unexpected)

@@ -1,0 +1,35 @@
+"""``GET /v1/events``: the newest events of the admin key's environment.
+
+The plain "tail" view (the console's live list, and tests that read back what
+they sent); everything richer goes through query runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from limelight.api.deps import admin_key, runtime_of
+from limelight.auth.api_keys import KeyContext
+from limelight.ingest.service import check_dataset
+from limelight.store.events.reading import read_events
+
+router = APIRouter()
+
+
+@router.get("/v1/events")
+async def recent_events(
+    request: Request,
+    key: Annotated[KeyContext, Depends(admin_key)],
+    dataset: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+) -> dict[str, Any]:
+    if dataset is not None:
+        check_dataset(dataset)
+    events = await run_in_threadpool(
+        read_events, runtime_of(request).events, key.tenant, dataset, limit
+    )
+    return {"events": events, "count": len(events)}

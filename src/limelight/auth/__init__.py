@@ -1,0 +1,1 @@
+"""Credentials: API keys, secrets, passwords and the OAuth server."""

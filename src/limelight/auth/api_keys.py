@@ -1,0 +1,54 @@
+"""Resolving an API key from a request to the environment it is bound to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from limelight.auth.secrets import SecretKind, hash_secret, kind_of, same_hash
+from limelight.store.events.base import Tenant
+from limelight.store.meta.db import MetaDB
+from limelight.store.meta.repos import active_key_by_hash
+
+# Anything longer is not one of our keys; checked before hashing.
+MAX_KEY_LENGTH = 128
+
+
+@dataclass(frozen=True, slots=True)
+class KeyContext:
+    key_id: str
+    kind: str  # "ingest" | "admin"
+    tenant: Tenant
+    user_id: str | None
+    redact_secrets: bool
+
+    @property
+    def is_admin(self) -> bool:
+        return self.kind == "admin"
+
+
+def resolve_api_key(db: MetaDB, value: str | None) -> KeyContext | None:
+    """The key's context, or None when it is missing, unknown, revoked or not an API key.
+
+    The lookup is by SHA-256 of the whole value (an indexed equality that says
+    nothing about how close a guess was), then compared in constant time. No
+    cache: a revocation takes effect on the very next request.
+    """
+    if not value or len(value) > MAX_KEY_LENGTH:
+        return None
+    if kind_of(value) not in (SecretKind.INGEST_KEY, SecretKind.ADMIN_KEY):
+        return None  # an OAuth token or anything else is never an API key
+    digest = hash_secret(value)
+    with db.session() as s:
+        found = active_key_by_hash(s, digest)
+        if found is None:
+            return None
+        key, env = found
+        if not same_hash(key.key_hash, digest):
+            return None
+        return KeyContext(
+            key_id=key.id,
+            kind=key.kind,
+            tenant=Tenant(env.workspace_id, env.id),
+            user_id=key.user_id,
+            redact_secrets=env.redact_secrets,
+        )

@@ -1,0 +1,96 @@
+"""The one exception hierarchy.
+
+Domain code raises these; ``limelight.api.problems`` turns an ``ExposedError``
+into its HTTP response in one place. Anything else is an internal error and is
+answered with an opaque 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class LimelightError(Exception):
+    """Base of every error the project raises on purpose."""
+
+
+class ExposedError(LimelightError):
+    """An error whose message is safe to show to the client."""
+
+    status: ClassVar[int] = 500
+    title: ClassVar[str] = "Internal Error"
+
+    def __init__(
+        self,
+        reason: str | None = None,
+        *,
+        message: str | None = None,
+        errors: list[Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(reason or message or self.title)
+        self.reason = reason
+        # The body's "message": the status title unless the caller names one.
+        self.message = message or self.title
+        self.errors = errors
+        self.extra = extra or {}
+        self.headers = headers or {}
+
+
+class BadRequest(ExposedError):
+    status = 400
+    title = "Bad Request"
+
+
+class Unauthorised(ExposedError):
+    status = 401
+    title = "Unauthorised"
+
+
+class Forbidden(ExposedError):
+    status = 403
+    title = "Forbidden"
+
+
+class NotFound(ExposedError):
+    status = 404
+    title = "Not Found"
+
+
+class MethodNotAllowed(ExposedError):
+    status = 405
+    title = "Method Not Allowed"
+
+
+class Conflict(ExposedError):
+    status = 409
+    title = "Conflict"
+
+
+class PayloadTooLarge(ExposedError):
+    status = 413
+    title = "Payload Too Large"
+
+
+class UnsupportedMediaType(ExposedError):
+    status = 415
+    title = "Unsupported Media Type"
+
+
+class RateLimited(ExposedError):
+    status = 429
+    title = "Too Many Requests"
+
+    def __init__(self, retry_after: int, reason: str | None = None) -> None:
+        super().__init__(reason, headers={"Retry-After": str(max(1, retry_after))})
+        self.retry_after = retry_after
+
+
+class Unavailable(ExposedError):
+    status = 503
+    title = "Service Unavailable"
+
+
+class StoreError(LimelightError):
+    """The events store failed; never shown to clients in detail."""

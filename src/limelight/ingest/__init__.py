@@ -1,0 +1,1 @@
+"""Turning request bodies into stored events: limits, validation, enrichment."""

@@ -1,0 +1,74 @@
+"""System fields of an event: time, service, namespace, id."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+TIMESTAMP_FIELDS = ("timestamp", "_timestamp", "@timestamp", "time")
+DEFAULT_NAME = "default"
+# An event time outside this window is taken for a mistake and the receive time is used.
+EARLIEST_MS = 946_684_800_000  # 2000-01-01
+FUTURE_SLACK_MS = 24 * 3600 * 1000
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _epoch_to_ms(number: float) -> float:
+    """Seconds, milliseconds, microseconds or nanoseconds, told apart by size."""
+    magnitude = abs(number)
+    if magnitude < 1e11:
+        return number * 1000
+    if magnitude < 1e14:
+        return number
+    if magnitude < 1e17:
+        return number / 1000
+    return number / 1_000_000
+
+
+def _parse_time(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return _epoch_to_ms(value)
+    if isinstance(value, str) and value:
+        text = value.strip()
+        if text.lstrip("-").replace(".", "", 1).isdigit():
+            return _epoch_to_ms(float(text))
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.timestamp() * 1000
+    return None
+
+
+def event_time_ms(event: dict[str, Any], received_ms: int) -> int:
+    for name in TIMESTAMP_FIELDS:
+        if name in event:
+            ms = _parse_time(event[name])
+            if ms is not None and EARLIEST_MS <= ms <= received_ms + FUTURE_SLACK_MS:
+                return int(ms)
+    return received_ms
+
+
+def header_name(value: str | None) -> str | None:
+    """A service or namespace from a header; clients send the literal 'undefined'."""
+    if value is None:
+        return None
+    value = value.strip()
+    return None if value in ("", "undefined", "null") else value
+
+
+def pick_name(header: str | None, event: dict[str, Any], key: str) -> str:
+    if header is not None:
+        return header
+    value = event.get(key)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return DEFAULT_NAME

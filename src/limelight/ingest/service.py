@@ -1,0 +1,77 @@
+"""The ingest pipeline: body -> validated, enriched rows -> the event store."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from limelight.errors import BadRequest
+from limelight.ids import new_id
+from limelight.ingest.batch import dumps, parse_batch
+from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_name
+from limelight.ingest.redact import BODY_HINT, redact
+from limelight.store.events.base import EventRow, EventStore, Tenant
+
+DATASET_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
+
+
+def check_dataset(name: str) -> str:
+    if not DATASET_NAME.fullmatch(name):
+        raise BadRequest("invalid dataset name: use 1 to 128 letters, digits, '.', '_' or '-'")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a batch comes from: its tenant, dataset and the optional headers."""
+
+    tenant: Tenant
+    dataset: str
+    service: str | None = None
+    namespace: str | None = None
+    redact_secrets: bool = True
+
+
+@dataclass(slots=True)
+class IngestOutcome:
+    accepted: int
+    invalid: list[dict[str, Any]]
+
+
+def build_rows(
+    origin: Origin, events: list[tuple[dict[str, Any], bytes]], may_hold_secrets: bool, exact: bool
+) -> list[EventRow]:
+    """Enrich events (already size-checked, serialised as ``raw``) into storable rows."""
+    received = now_ms()
+    batch_id = new_id()
+    service = header_name(origin.service)
+    namespace = header_name(origin.namespace)
+    rows = []
+    for i, (event, raw) in enumerate(events):
+        if may_hold_secrets and origin.redact_secrets and redact(event):
+            raw = dumps(event, exact)
+        rows.append(
+            EventRow(
+                dataset=origin.dataset,
+                service=pick_name(service, event, "service"),
+                namespace=pick_name(namespace, event, "namespace"),
+                timestamp_ms=event_time_ms(event, received),
+                id=f"{batch_id}{i:06x}",
+                raw=raw,
+            )
+        )
+    return rows
+
+
+def ingest_body(
+    store: EventStore, origin: Origin, body: bytes, max_event_bytes: int
+) -> IngestOutcome:
+    """Validate and store one Events API batch. Returns after the valid events are stored."""
+    batch = parse_batch(body, max_event_bytes)
+    may_hold_secrets = BODY_HINT.search(body) is not None
+    rows = build_rows(
+        origin, [(v.event, v.raw) for v in batch.valid], may_hold_secrets, batch.exact
+    )
+    store.insert(origin.tenant, rows)
+    return IngestOutcome(accepted=len(rows), invalid=batch.invalid)

@@ -1,0 +1,75 @@
+"""Runtime settings, read from the environment with the prefix ``LIMELIGHT_``.
+
+No instance is created at import time: ``Settings()`` is built by the CLI (or a
+test) and injected into ``create_app``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+KIB = 1024
+
+
+class Settings(BaseSettings):
+    """Every setting, with its default and what it controls (see README, "Settings")."""
+
+    model_config = SettingsConfigDict(env_prefix="LIMELIGHT_", extra="ignore")
+
+    data_dir: Path = Field(
+        Path(".limelight"), description="Where the SQLite file and chDB data live."
+    )
+    database_url: str | None = Field(
+        None, description="Metadata database URL; default: SQLite file meta.db in data_dir."
+    )
+    host: str = Field("127.0.0.1", description="Address the server listens on.")
+    port: int = Field(8000, description="Port the server listens on.")
+    public_url: str | None = Field(
+        None, description="Base URL clients use (for printed URLs); default http://HOST:PORT."
+    )
+
+    events_backend: Literal["chdb", "clickhouse"] = Field(
+        "chdb", description="chdb (embedded, default) or clickhouse (a ClickHouse server)."
+    )
+    clickhouse_url: str = Field(
+        "http://default:@127.0.0.1:8123/limelight",
+        description="ClickHouse server URL when events_backend=clickhouse.",
+    )
+    clickhouse_database: str = Field("limelight", description="ClickHouse database for events.")
+
+    max_request_bytes: int = Field(6 * MIB, description="Largest uncompressed request body.")
+    max_event_bytes: int = Field(256 * KIB, description="An event must be smaller than this.")
+    redact_secrets: bool = Field(
+        True, description="Default for new environments: replace values of secret-looking keys."
+    )
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'meta.db').resolve()}"
+
+    @property
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def events_url(self) -> str:
+        return f"{self.base_url}/events"
+
+    @property
+    def otel_url(self) -> str:
+        return f"{self.base_url}/otel"
+
+    @property
+    def queries_url(self) -> str:
+        return self.base_url
+
+    @property
+    def auth_url(self) -> str:
+        return self.base_url

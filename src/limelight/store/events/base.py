@@ -1,0 +1,108 @@
+"""The storage seam for events: what every transport offers, and the row encoding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+# Columns written by INSERT, in the order of the encoded TSV fields.
+INSERT_COLUMNS = (
+    "workspace_id",
+    "environment_id",
+    "dataset",
+    "service",
+    "namespace",
+    "timestamp",
+    "id",
+    "raw",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    """Who owns the data. Every read and write of events carries one."""
+
+    workspace_id: str
+    environment_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """One enriched event, ready to store: system fields plus the event's JSON text."""
+
+    dataset: str
+    service: str
+    namespace: str
+    timestamp_ms: int
+    id: str
+    raw: bytes  # the event as JSON, exactly what reads give back
+
+
+@dataclass(slots=True)
+class QueryResult:
+    rows: list[dict[str, Any]]
+    elapsed: float = 0.0
+    rows_read: int = 0
+    bytes_read: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class EventStore(Protocol):
+    """What the API, ingest and query layers need from an events backend."""
+
+    def start(self) -> None:
+        """Open the engine and apply the versioned DDL."""
+
+    def close(self) -> None: ...
+
+    def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
+        """Store the rows durably; return only when a read would see them."""
+
+    def query(self, sql: str, params: Mapping[str, Any]) -> QueryResult:
+        """Run a SELECT with bound parameters; rows as dicts (JSONEachRow)."""
+
+    @property
+    def table(self) -> str:
+        """The fully qualified events table name."""
+
+
+def _tsv_field(value: str) -> bytes:
+    # TabSeparated escaping for short header-derived values.
+    return (
+        value.replace("\\", "\\\\")
+        .replace("\t", "\\t")
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .encode()
+    )
+
+
+def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
+    """Encode rows as TabSeparated, the cheapest format for both transports.
+
+    The raw JSON text holds no literal tabs or newlines (JSON escapes them in
+    strings), so only its backslashes need doubling.
+    """
+    prefix = _tsv_field(tenant.workspace_id) + b"\t" + _tsv_field(tenant.environment_id) + b"\t"
+    lines = [
+        b"%s%s\t%s\t%s\t%d\t%s\t%s"
+        % (
+            prefix,
+            _tsv_field(r.dataset),
+            _tsv_field(r.service),
+            _tsv_field(r.namespace),
+            r.timestamp_ms,
+            _tsv_field(r.id),
+            r.raw.replace(b"\\", b"\\\\"),
+        )
+        for r in rows
+    ]
+    return b"\n".join(lines)
+
+
+def decode_json_rows(payload: bytes) -> list[dict[str, Any]]:
+    """Parse JSONEachRow output."""
+    return [orjson.loads(line) for line in payload.splitlines() if line]

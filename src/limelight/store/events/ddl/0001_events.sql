@@ -1,0 +1,20 @@
+-- Every event of every tenant lives in one table. Typed columns carry what every
+-- query touches (tenant, dataset, service, namespace, time); `raw` keeps the
+-- event exactly as accepted, because the JSON column does not round-trip
+-- (dotted keys come back nested, nulls and empty objects are dropped);
+-- `data` is the same event parsed by ClickHouse, for fast path access.
+CREATE TABLE IF NOT EXISTS {db}.events
+(
+    workspace_id   LowCardinality(String),
+    environment_id LowCardinality(String),
+    dataset        LowCardinality(String),
+    service        LowCardinality(String),
+    namespace      LowCardinality(String),
+    timestamp      DateTime64(3, 'UTC') CODEC(Delta, ZSTD(1)),
+    id             String,
+    raw            String CODEC(ZSTD(1)),
+    data           JSON(max_dynamic_paths = 256) MATERIALIZED raw::JSON
+)
+ENGINE = MergeTree
+PARTITION BY toDate(timestamp)
+ORDER BY (workspace_id, environment_id, dataset, timestamp)

@@ -1,0 +1,17 @@
+"""Choose the events transport from the settings."""
+
+from __future__ import annotations
+
+from limelight.settings import Settings
+from limelight.store.events.base import EventStore
+
+
+def open_event_store(settings: Settings) -> EventStore:
+    """Build (not start) the configured store."""
+    if settings.events_backend == "clickhouse":
+        from limelight.store.events.server_store import ServerEventStore
+
+        return ServerEventStore(settings.clickhouse_url, settings.clickhouse_database)
+    from limelight.store.events.chdb_store import ChdbEventStore
+
+    return ChdbEventStore(settings.data_dir / "chdb", settings.clickhouse_database)

@@ -1,0 +1,69 @@
+"""The scale-out transport: a ClickHouse server or cluster over HTTP (clickhouse-connect).
+
+Same DDL, same SQL and the same row encoding as the embedded engine; only the
+transport differs. Any number of stateless API workers can share one server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from limelight.errors import StoreError
+from limelight.store.events.base import (
+    INSERT_COLUMNS,
+    EventRow,
+    QueryResult,
+    Tenant,
+    decode_json_rows,
+    encode_rows,
+)
+from limelight.store.events.ddl import apply_ddl
+
+
+class ServerEventStore:
+    def __init__(self, url: str, database: str = "limelight") -> None:
+        self._url = url
+        self._database = database
+        self._client: Any = None
+
+    @property
+    def table(self) -> str:
+        return f"{self._database}.events"
+
+    def start(self) -> None:
+        import clickhouse_connect
+
+        try:
+            self._client = clickhouse_connect.get_client(dsn=self._url, database="default")
+        except Exception as exc:
+            raise StoreError(f"cannot reach ClickHouse at the configured URL: {exc}") from exc
+        apply_ddl(self._database, lambda sql: str(self._client.command(sql) or ""))
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
+        if not rows:
+            return
+        try:
+            self._client.raw_insert(
+                self.table,
+                column_names=list(INSERT_COLUMNS),
+                insert_block=encode_rows(tenant, rows),
+                fmt="TabSeparated",
+                # Server-side batching of many small requests; wait so that an
+                # acknowledged request is on disk.
+                settings={"async_insert": 1, "wait_for_async_insert": 1},
+            )
+        except Exception as exc:
+            raise StoreError(str(exc)) from exc
+
+    def query(self, sql: str, params: Mapping[str, Any]) -> QueryResult:
+        try:
+            result = self._client.raw_query(sql, parameters=dict(params), fmt="JSONEachRow")
+        except Exception as exc:
+            raise StoreError(str(exc)) from exc
+        return QueryResult(rows=decode_json_rows(result))

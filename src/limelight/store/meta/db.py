@@ -1,0 +1,77 @@
+"""The metadata database: engine, sessions and migrations (SQLite or PostgreSQL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            # WAL lets the CLI write while the server reads; foreign keys are off
+            # by default. pysqlite's own BEGIN handling is switched off so that
+            # the "begin" hook below decides how a transaction starts.
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Any) -> None:
+            # A session opened with immediate=True takes the write lock at its
+            # start, so read-then-write transactions serialise.
+            immediate = conn.get_execution_options().get("immediate", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+        return engine
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    return create_engine(url, pool_pre_ping=True)
+
+
+class MetaDB:
+    """Owns the engine and hands out sessions; one per process."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @contextmanager
+    def session(self, *, immediate: bool = False) -> Iterator[Session]:
+        """A unit of work: committed on success, rolled back on error.
+
+        ``immediate`` takes SQLite's write lock up front (PostgreSQL ignores it).
+        """
+        bind = self.engine.execution_options(immediate=True) if immediate else self.engine
+        with self._sessions(bind=bind) as s, s.begin():
+            yield s
+
+    def migrate(self) -> None:
+        """Apply Alembic migrations up to head."""
+        from alembic import command
+        from alembic.config import Config
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        cfg.attributes["connection_engine"] = self.engine
+        command.upgrade(cfg, "head")
+
+    def dispose(self) -> None:
+        self.engine.dispose()

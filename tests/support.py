@@ -1,0 +1,108 @@
+"""Test helpers: a live server process and its CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+CLI = [sys.executable, "-m", "limelight"]
+
+
+@dataclass
+class Tenant:
+    workspace_id: str
+    environment_id: str
+    ingest_key: str
+    admin_key: str
+
+
+@dataclass
+class LiveServer:
+    data_dir: Path
+    port: int
+    env: dict[str, str]
+    proc: subprocess.Popen[bytes] | None = None
+    log_path: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log_path = self.data_dir / "server.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def events_url(self) -> str:
+        return f"{self.url}/events"
+
+    def start(self, timeout: float = 60.0) -> None:
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [*CLI, "serve"], env=self.env, stdout=log, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited early:\n{self.log_path.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"server did not start:\n{self.log_path.read_text()}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hooks run."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def cli(self, *args: str, stdin: str | None = None) -> str:
+        out = subprocess.run(
+            [*CLI, *args], env=self.env, capture_output=True, text=True, input=stdin, check=False
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"limelight {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}")
+        return out.stdout
+
+    def cli_json(self, *args: str) -> Any:
+        return json.loads(self.cli(*args, "--json"))
+
+    def new_tenant(self) -> Tenant:
+        name = f"ws-{uuid.uuid4().hex[:10]}"
+        ws = self.cli_json("workspaces", "create", name)
+        env = self.cli_json("environments", "create", "prod", "--workspace", ws["workspaceId"])
+        common = ["--workspace", ws["workspaceId"], "--environment", env["environmentId"]]
+        ingest = self.cli_json("keys", "create", "--kind", "ingest", *common)
+        admin = self.cli_json("keys", "create", "--kind", "admin", *common)
+        return Tenant(ws["workspaceId"], env["environmentId"], ingest["key"], admin["key"])
+
+    def send(
+        self, key: str, dataset: str, events: Any, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
+        return httpx.post(
+            f"{self.events_url}/v1/{dataset}",
+            json=events,
+            headers={"x-api-key": key, **(headers or {})},
+            timeout=30,
+        )
