@@ -1,0 +1,138 @@
+"""OTLP/HTTP bodies: protobuf or OTLP's JSON mapping, in and out.
+
+OTLP JSON differs from the standard protobuf JSON mapping in one way that
+matters here: trace and span ids are hex strings, not base64. They are turned
+into base64 before ``json_format`` parses the document, so that the rest of the
+mapping (lowerCamelCase or snake_case names, enums as names or numbers, 64-bit
+integers as strings or numbers) is the library's own.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from enum import Enum
+from typing import Any
+
+import orjson
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError, Message
+
+from limelight.errors import BadRequest
+from limelight.ingest.otlp.signals import Signal
+
+ID_FIELDS = frozenset(
+    {"traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id"}
+)
+
+
+class Encoding(Enum):
+    PROTOBUF = "application/x-protobuf"
+    JSON = "application/json"
+
+    @property
+    def media_type(self) -> str:
+        return self.value
+
+
+_MEDIA_TYPES = {
+    "application/x-protobuf": Encoding.PROTOBUF,
+    "application/protobuf": Encoding.PROTOBUF,
+    "application/json": Encoding.JSON,
+}
+
+
+def encoding_of(content_type: str | None) -> Encoding | None:
+    """The body encoding named by a Content-Type header, or None when unsupported."""
+    if not content_type:
+        return None
+    return _MEDIA_TYPES.get(content_type.split(";", 1)[0].strip().lower())
+
+
+def _id_to_base64(text: str) -> str:
+    """Hex ids (the OTLP JSON rule) become base64; anything else is left as sent."""
+    if len(text) in (16, 32):
+        try:
+            return base64.b64encode(bytes.fromhex(text)).decode()
+        except ValueError:
+            pass
+    return text
+
+
+def _fix_ids(node: Any) -> None:
+    """Rewrite every id field in place, at any depth (spans, links, logs, exemplars)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ID_FIELDS and isinstance(value, str):
+                node[key] = _id_to_base64(value)
+            elif isinstance(value, dict | list):
+                _fix_ids(value)
+    elif isinstance(node, list):
+        for item in node:
+            if isinstance(item, dict | list):
+                _fix_ids(item)
+
+
+def decode_request(signal: Signal, body: bytes, encoding: Encoding) -> Any:
+    """The Export*ServiceRequest in ``body``; 400 when it cannot be decoded."""
+    message = signal.request()
+    if encoding is Encoding.PROTOBUF:
+        try:
+            message.ParseFromString(body)
+        except DecodeError as exc:
+            raise BadRequest(
+                f"the body is not a valid OTLP {signal.name} protobuf message"
+            ) from exc
+        return message
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest("the body is not valid JSON") from exc
+    if not isinstance(doc, dict):
+        raise BadRequest(f"the body must be an OTLP {signal.name} JSON object")
+    _fix_ids(doc)
+    try:
+        json_format.ParseDict(doc, message, ignore_unknown_fields=True)
+    except (json_format.ParseError, binascii.Error, ValueError) as exc:
+        raise BadRequest(f"the body is not a valid OTLP {signal.name} JSON message: {exc}") from exc
+    return message
+
+
+def encode_message(message: Message, encoding: Encoding) -> bytes:
+    if encoding is Encoding.PROTOBUF:
+        data: bytes = message.SerializeToString()
+        return data
+    text: str = json_format.MessageToJson(message, indent=None)
+    return text.encode()
+
+
+def export_response(signal: Signal, rejected: int, error_message: str) -> Message:
+    """The Export*ServiceResponse; ``partial_success`` only when something was rejected."""
+    response: Message = signal.response()
+    if rejected:
+        partial = response.partial_success
+        setattr(partial, signal.rejected_field, rejected)
+        partial.error_message = error_message
+    return response
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def encode_status(code: int, message: str) -> bytes:
+    """A ``google.rpc.Status`` (code = field 1, message = field 2) in protobuf.
+
+    Written by hand: it is two fields, and the package that ships the message
+    (googleapis-common-protos) is not otherwise needed at run time.
+    """
+    text = message.encode()
+    return b"\x08" + _varint(code) + b"\x12" + _varint(len(text)) + text

@@ -1,0 +1,71 @@
+"""One OTLP export request -> stored events, and the counts for the response."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import orjson
+
+from limelight.ingest.otlp.codec import Encoding, decode_request
+from limelight.ingest.otlp.common import Rejections
+from limelight.ingest.otlp.signals import Signal
+from limelight.ingest.redact import BODY_HINT, redact
+from limelight.ingest.service import Origin, build_rows
+from limelight.store.events.base import EventRow, EventStore
+
+
+@dataclass(frozen=True, slots=True)
+class OtlpOutcome:
+    accepted: int
+    rejected: int
+    message: str  # why items were rejected, for partial_success.error_message
+
+
+def otlp_rows(
+    signal: Signal, origin: Origin, body: bytes, encoding: Encoding, max_event_bytes: int
+) -> tuple[list[EventRow], Rejections]:
+    """Decode, map and enrich; the rows to store and what was left out."""
+    request = decode_request(signal, body, encoding)
+    rejections = Rejections()
+    groups = signal.mapper(request, rejections)
+    # Attribute keys travel as plain text in protobuf too, so the same cheap
+    # whole-body test as the Events API decides whether to walk the events.
+    redacting = origin.redact_secrets and BODY_HINT.search(body) is not None
+    too_large = f"{signal.items} of {max_event_bytes} bytes or more as JSON"
+    rows: list[EventRow] = []
+    for group in groups:
+        sized = []
+        for event in group.events:
+            # Redact before serialising: resource dicts are shared by the
+            # events of a group, and redaction is idempotent.
+            if redacting:
+                redact(event)
+            raw = orjson.dumps(event)
+            if len(raw) >= max_event_bytes:
+                rejections.add(too_large)
+                continue
+            sized.append((event, raw))
+        if sized:
+            # The resource's service and namespace act like the Events API's
+            # x-service / x-namespace headers for its events.
+            group_origin = replace(origin, service=group.service, namespace=group.namespace)
+            rows.extend(build_rows(group_origin, sized, may_hold_secrets=False, exact=False))
+    return rows, rejections
+
+
+def ingest_otlp(
+    store: EventStore,
+    signal: Signal,
+    origin: Origin,
+    body: bytes,
+    encoding: Encoding,
+    max_event_bytes: int,
+) -> OtlpOutcome:
+    """Store the accepted items of one request (one insert); return after they are stored."""
+    rows, rejections = otlp_rows(signal, origin, body, encoding, max_event_bytes)
+    if rows:
+        store.insert(origin.tenant, rows)
+    message = rejections.message()
+    if message:
+        message = f"{signal.items} rejected: {message}"
+    return OtlpOutcome(accepted=len(rows), rejected=rejections.count, message=message)
