@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from limelight.api.events import create_events_app
+from limelight.api.otel import create_otel_app
 from limelight.api.problems import install_error_handlers
 from limelight.api.recent import router as recent_router
 from limelight.runtime import Runtime
@@ -48,10 +49,11 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     # The Events API and the Queries API both live under /v1, so events get
     # their own prefix (a dataset named "queries" would otherwise collide).
     app.mount("/events", create_events_app(rt))
+    app.mount("/otel", create_otel_app(rt))
     return app
 
 
-AppName = Literal["all", "events"]
+AppName = Literal["all", "events", "otel"]
 
 
 def create_named_app(settings: Settings, name: AppName) -> FastAPI:
@@ -59,6 +61,6 @@ def create_named_app(settings: Settings, name: AppName) -> FastAPI:
     if name == "all":
         return create_app(settings)
     rt = Runtime.build(settings)
-    app = create_events_app(rt)
+    app = create_otel_app(rt) if name == "otel" else create_events_app(rt)
     app.router.lifespan_context = runtime_lifespan(rt)
     return app

@@ -95,7 +95,7 @@ def migrate() -> None:
 @app.command()
 def serve(
     app_name: Annotated[
-        str, typer.Option("--app", help="all, or events to serve the Events API alone at /")
+        str, typer.Option("--app", help="all; events or otel to serve that API alone at /")
     ] = "all",
 ) -> None:
     """Migrate, bootstrap an empty database, and serve on LIMELIGHT_HOST:LIMELIGHT_PORT."""
@@ -115,8 +115,8 @@ def serve(
         console.print(
             f"Serving on {settings.base_url} (events: {settings.events_url}/v1/<dataset>)"
         )
-    if app_name not in ("all", "events"):
-        raise typer.BadParameter("--app must be all or events")
+    if app_name not in ("all", "events", "otel"):
+        raise typer.BadParameter("--app must be all, events or otel")
     uvicorn.run(
         create_named_app(settings, app_name),  # type: ignore[arg-type]
         host=settings.host,

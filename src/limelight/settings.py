@@ -48,6 +48,13 @@ class Settings(BaseSettings):
         True, description="Default for new environments: replace values of secret-looking keys."
     )
 
+    otel_default_dataset: str = Field(
+        "otel", description="Dataset of OTLP data sent without an x-dataset header."
+    )
+    otel_max_in_flight: int = Field(
+        16, ge=1, description="OTLP requests handled at once; more get 503 with Retry-After."
+    )
+
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:

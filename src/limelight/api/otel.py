@@ -1,0 +1,151 @@
+"""OTLP/HTTP ingestion: ``POST /v1/traces``, ``/v1/logs``, ``/v1/metrics``.
+
+Follows the OTLP/HTTP specification: the Export*ServiceResponse in the
+request's encoding (protobuf or JSON) with ``partial_success`` when items were
+rejected; errors carry a ``google.rpc.Status`` (protobuf requests) or the
+project's JSON error body with the status ``code`` (other requests). When too
+many requests are in flight the server answers 503 with Retry-After, which
+OTLP exporters retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from limelight.api.body import read_body
+from limelight.api.cors import ALLOW_HEADERS, CORS_HEADERS
+from limelight.api.deps import api_key, runtime_of
+from limelight.api.problems import error_body, install_error_handlers, json_response
+from limelight.errors import (
+    ExposedError,
+    MethodNotAllowed,
+    NotFound,
+    Unavailable,
+    UnsupportedMediaType,
+)
+from limelight.ingest.otlp import Encoding, encoding_of, ingest_otlp, signal_for_path
+from limelight.ingest.otlp.codec import encode_message, encode_status, export_response
+from limelight.ingest.service import Origin, check_dataset
+from limelight.runtime import Runtime
+
+DATASET_HEADERS = ("x-dataset", "x-baselime-dataset")
+RETRY_AFTER_SECONDS = 1
+
+# gRPC status codes for the google.rpc.Status of error responses.
+GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14}
+GRPC_INTERNAL = 13
+
+
+class InFlightLimit:
+    """A bound on requests being handled at once; the rest are shed, not queued.
+
+    Shedding early (before reading the body) keeps memory flat under a burst,
+    and OTLP exporters retry 503 after Retry-After. The counter lives on the
+    event loop, so it needs no lock.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.current = 0
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        if self.current >= self.limit:
+            raise Unavailable(
+                "too many OTLP requests in flight; retry later",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
+        self.current += 1
+        try:
+            yield
+        finally:
+            self.current -= 1
+
+
+def otlp_error(exc: ExposedError, encoding: Encoding | None) -> Response:
+    headers = {**CORS_HEADERS, **exc.headers}
+    code = GRPC_CODES.get(exc.status, GRPC_INTERNAL)
+    if encoding is Encoding.PROTOBUF:
+        status = encode_status(code, exc.reason or exc.message)
+        return Response(status, exc.status, headers, media_type=Encoding.PROTOBUF.media_type)
+    return json_response({**error_body(exc), "code": code}, exc.status, headers)
+
+
+def preflight() -> Response:
+    return Response(
+        status_code=204,
+        headers={
+            **CORS_HEADERS,
+            "Access-Control-Allow-Methods": "POST, OPTIONS",
+            "Access-Control-Allow-Headers": f"{ALLOW_HEADERS}, x-baselime-dataset",
+            "Access-Control-Max-Age": "86400",
+        },
+    )
+
+
+def _dataset(request: Request, default: str) -> str:
+    for name in DATASET_HEADERS:
+        value = request.headers.get(name, "").strip()
+        if value:
+            return check_dataset(value)
+    return default
+
+
+async def _export(request: Request, encoding: Encoding | None) -> Response:
+    signal = signal_for_path(request.path_params.get("path", ""))
+    if signal is None:
+        raise NotFound("use /v1/traces, /v1/logs or /v1/metrics")
+    if request.method != "POST":
+        raise MethodNotAllowed(headers={"Allow": "POST, OPTIONS"})
+    runtime = runtime_of(request)
+    settings = runtime.settings
+    limit: InFlightLimit = request.app.state.otel_in_flight
+    with limit.slot():
+        key = await api_key(request, request.headers.get("x-api-key"))
+        if encoding is None:
+            raise UnsupportedMediaType(
+                "send application/x-protobuf or application/json",
+            )
+        origin = Origin(
+            tenant=key.tenant,
+            dataset=_dataset(request, settings.otel_default_dataset),
+            redact_secrets=key.redact_secrets,
+        )
+        body = await read_body(request, settings.max_request_bytes)
+        outcome = await run_in_threadpool(
+            ingest_otlp, runtime.events, signal, origin, body, encoding, settings.max_event_bytes
+        )
+    message = export_response(signal, outcome.rejected, outcome.message)
+    return Response(
+        encode_message(message, encoding), 200, CORS_HEADERS, media_type=encoding.media_type
+    )
+
+
+async def otlp_endpoint(request: Request) -> Response:
+    if request.method == "OPTIONS":
+        return preflight()
+    encoding = encoding_of(request.headers.get("content-type"))
+    try:
+        return await _export(request, encoding)
+    except ExposedError as exc:
+        return otlp_error(exc, encoding)
+
+
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+def create_otel_app(runtime: Runtime) -> FastAPI:
+    """OTLP/HTTP as its own app: mounted at /otel, or served alone at /."""
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app.state.runtime = runtime
+    app.state.otel_in_flight = InFlightLimit(runtime.settings.otel_max_in_flight)
+    install_error_handlers(app)
+    app.router.routes.append(Route("/{path:path}", otlp_endpoint, methods=ALL_METHODS))
+    return app
