@@ -1,0 +1,70 @@
+"""Calculations as data: operator -> aggregate SQL template and what it reads.
+
+``{n}`` is the key as a number (NULL when it holds anything else, so strings,
+booleans and missing keys are skipped), ``{x}`` the key's value of any type and
+``{e}`` its presence. Percentiles use ``quantileExactInclusive``: exact, and
+the same definition as linear interpolation between closest ranks
+(numpy's default, Python's ``statistics.quantiles(method="inclusive")``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CalculationSpec:
+    name: str
+    template: str
+    needs_key: bool = True
+
+
+def _percentile(name: str, level: str) -> CalculationSpec:
+    return CalculationSpec(name, f"quantileExactInclusive({level})({{n}})")
+
+
+_PERCENTILES = {
+    "P001": "0.001",
+    "P01": "0.01",
+    "P05": "0.05",
+    "P10": "0.1",
+    "P25": "0.25",
+    "P75": "0.75",
+    "P90": "0.9",
+    "P95": "0.95",
+    "P99": "0.99",
+    "P999": "0.999",
+}
+
+CALCULATIONS: Mapping[str, CalculationSpec] = {
+    spec.name: spec
+    for spec in (
+        # COUNT with a key counts the events where the key is present.
+        CalculationSpec("COUNT", "count()", needs_key=False),
+        CalculationSpec("COUNT_DISTINCT", "uniqExact({x})"),
+        CalculationSpec("SUM", "sum({n})"),
+        CalculationSpec("AVG", "avg({n})"),
+        CalculationSpec("MIN", "min({n})"),
+        CalculationSpec("MAX", "max({n})"),
+        _percentile("MEDIAN", "0.5"),
+        *(_percentile(name, level) for name, level in _PERCENTILES.items()),
+        CalculationSpec("STDDEV", "stddevSamp({n})"),
+        CalculationSpec("VARIANCE", "varSamp({n})"),
+    )
+}
+
+# The quantile level of each percentile operator, for the reference evaluator and docs.
+PERCENTILE_LEVELS: Mapping[str, float] = {
+    "MEDIAN": 0.5,
+    **{name: float(level) for name, level in _PERCENTILES.items()},
+}
+
+COUNT_WITH_KEY = "countIf({e})"
+
+
+def value_name(operator: str, key: str | None, alias: str | None) -> str:
+    """The name a calculation's value carries: the alias, else ``OP(key)``, else ``COUNT``."""
+    if alias:
+        return alias
+    return f"{operator}({key})" if key else operator

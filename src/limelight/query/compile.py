@@ -1,0 +1,345 @@
+"""The compiler: validated query + tenant + timeframe -> ClickHouse SQL and parameters.
+
+Pure: no engine, no settings. The tenant filter and the timeframe are injected
+into every statement, every value is a bound parameter, every statement ends
+in a LIMIT and carries the run's limits as SETTINGS. The same SQL runs on chDB
+and on a ClickHouse server.
+
+A run with calculations compiles to two statements: ``aggregates`` (one row
+per group) and ``series`` (one row per time bucket and group). A run without
+calculations compiles to ``events`` (newest first) and ``count``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from limelight.query.calculations import CALCULATIONS, COUNT_WITH_KEY, value_name
+from limelight.query.keys import KeyExpr, key_expr
+from limelight.query.operators import OPERATORS, kinds_of, list_values, value_kind
+from limelight.query.spec import MAX_LIMIT, Filter, KeyRef, QueryFields
+from limelight.query.sql import Params
+
+MAX_OFFSET = 1_000_000
+MAX_BUCKETS = 1_000
+TARGET_BUCKETS = 60
+MAX_SERIES_ROWS = 100_000
+# Steps a default granularity is rounded up to, so buckets fall on readable times.
+NICE_STEPS_MS = tuple(
+    s * 1000
+    for s in (1, 5, 10, 15, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+)
+_PARAM_TYPES = {"string": "String", "number": "Float64", "boolean": "Bool"}
+
+# Namespace types that select on a typed column; any other type selects on `namespace`.
+NAMESPACE_COLUMNS = {"dataset": "dataset", "service": "service", "namespace": "namespace"}
+
+EVENT_COLUMNS = (
+    "raw, toUnixTimestamp64Milli(timestamp) AS _timestamp, dataset AS _dataset, "
+    "service AS _service, namespace AS _namespace, id AS _id"
+)
+
+
+@dataclass(frozen=True)
+class Timeframe:
+    """Unix milliseconds; ``from_ms`` inclusive, ``to_ms`` exclusive."""
+
+    from_ms: int
+    to_ms: int
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    limit: int = 100
+    offset: int = 0
+    granularity_ms: int | None = None
+    max_execution_s: float = 10.0
+    max_result_bytes: int = 6 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    sql: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run, and what ``results.shape`` needs to turn the rows into the run's data.
+
+    Result columns are named by position (``g0``.. for group-bys, ``v0``.. for
+    calculations), so user-chosen names never reach the SQL text.
+    """
+
+    kind: Literal["calculations", "events"]
+    statements: dict[str, CompiledQuery]
+    granularity_ms: int
+    timeframe: Timeframe
+    groups: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    keys: tuple[str, ...] | None = None  # events: only these keys, None = whole events
+    limit: int = 100
+    offset: int = 0
+
+
+def default_granularity(timeframe: Timeframe) -> int:
+    """The first readable step giving at most about 60 buckets over the timeframe."""
+    span = max(1, timeframe.to_ms - timeframe.from_ms)
+    for step in NICE_STEPS_MS:
+        if span / step <= TARGET_BUCKETS:
+            return step
+    day = NICE_STEPS_MS[-1]
+    return -(-span // (TARGET_BUCKETS * day)) * day
+
+
+def granularity_for(timeframe: Timeframe, requested: int | None) -> int:
+    span = max(1, timeframe.to_ms - timeframe.from_ms)
+    if requested is None or requested <= 0:
+        return default_granularity(timeframe)
+    return max(requested, -(-span // MAX_BUCKETS))  # never more than MAX_BUCKETS buckets
+
+
+def _settings(options: RunOptions) -> str:
+    # Dynamic (mixed-type) JSON values are allowed as group and sort keys: grouping by
+    # the stored value keeps 5 and "5" apart, which is what the user sent.
+    return (
+        f" SETTINGS max_execution_time = {float(options.max_execution_s):g},"
+        f" max_result_bytes = {int(options.max_result_bytes):d}, result_overflow_mode = 'throw',"
+        " allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1,"
+        " output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0"
+    )
+
+
+class _Where:
+    """Builds the WHERE clause shared by a run's statements (each with its own Params)."""
+
+    def __init__(self, fields: QueryFields, workspace_id: str, environment_id: str) -> None:
+        self.fields = fields
+        self.workspace_id = workspace_id
+        self.environment_id = environment_id
+
+    def render(self, params: Params, timeframe: Timeframe) -> str:
+        # :IMPORTANT: the tenant filter comes first and is never optional.
+        parts = [
+            f"workspace_id = {params.add(self.workspace_id, 'String')}",
+            f"environment_id = {params.add(self.environment_id, 'String')}",
+            f"timestamp >= fromUnixTimestamp64Milli({params.add(timeframe.from_ms, 'Int64')})",
+            f"timestamp < fromUnixTimestamp64Milli({params.add(timeframe.to_ms, 'Int64')})",
+        ]
+        parts += self._namespaces(params)
+        filters = [_filter_sql(f, params) for f in self.fields.filters or []]
+        if filters:
+            joiner = " OR " if self.fields.filter_combination == "OR" else " AND "
+            parts.append("(" + joiner.join(filters) + ")")
+        if self.fields.needle is not None:
+            parts.append(_needle_sql(self.fields, params))
+        return " AND ".join(parts)
+
+    def _namespaces(self, params: Params) -> list[str]:
+        by_column: dict[str, list[str]] = {}
+        for ns in self.fields.namespaces or []:
+            by_column.setdefault(NAMESPACE_COLUMNS.get(ns.type, "namespace"), []).append(ns.value)
+        out = []
+        for column in ("dataset", "service", "namespace"):
+            if column in by_column:
+                values = ", ".join(params.add(v, "String") for v in by_column[column])
+                out.append(f"{column} IN ({values})")
+        return out
+
+
+def _needle_sql(fields: QueryFields, params: Params) -> str:
+    needle = fields.needle
+    assert needle is not None
+    if needle.isRegex:
+        pattern = needle.value if needle.matchCase else "(?i)" + needle.value
+        return f"match(raw, {params.add(pattern, 'String')})"
+    func = "position" if needle.matchCase else "positionCaseInsensitive"
+    return f"{func}(raw, {params.add(needle.value, 'String')}) > 0"
+
+
+def _operand(value: Any, kind: str, params: Params) -> str:
+    if isinstance(value, KeyRef):
+        ref = key_expr(value.key).scalars.get(value_kind(value))
+        return ref if ref is not None else "NULL"
+    return params.add(value, _PARAM_TYPES[kind])
+
+
+def _positive_sql(op_name: str, key: KeyExpr, value: Any, params: Params) -> str:
+    """The SQL of a positive operation; "0" when the key can never match it."""
+    op = OPERATORS[op_name]
+    if op.shape == "list":
+        tests = []
+        for kind, group in kinds_of(list_values(value)):
+            scalar = key.scalars.get(kind)
+            if scalar is not None:
+                items = ", ".join(params.add(v, _PARAM_TYPES[kind]) for v in group)
+                tests.append(f"{scalar} IN ({items})")
+        return "(" + " OR ".join(tests) + ")" if tests else "0"
+    kind = value_kind(value)
+    scalar = key.scalars.get(kind)
+    if op.scalar is None or kind not in (op.scalar_kinds or op.kinds):
+        scalar = None
+    arrays = key.arrays.get(kind, ()) if op.array is not None else ()
+    if scalar is None and not arrays:
+        return "0"  # the key never holds a value this operation could match
+    operand = _operand(value, kind, params)
+    tests = [op.scalar.format(k=scalar, v=operand)] if op.scalar and scalar else []
+    tests += [op.array.format(a=a, v=operand) for a in arrays if op.array]
+    return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
+
+
+def _filter_sql(flt: Filter, params: Params) -> str:
+    op = OPERATORS[flt.operation]
+    key = key_expr(flt.key)
+    if op.presence is not None:
+        return op.presence.format(exists=key.exists)
+    if op.negates is not None:
+        positive = _positive_sql(op.negates, key, flt.value, params)
+        if key.is_system:
+            return f"NOT ifNull({positive}, 0)"
+        return f"({key.exists} AND NOT ifNull({positive}, 0))"
+    return _positive_sql(op.name, key, flt.value, params)
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+def _limit(fields: QueryFields, options: RunOptions) -> int:
+    limit = options.limit if fields.limit is None else min(options.limit, fields.limit)
+    return _clamp(limit, 1, MAX_LIMIT)
+
+
+def _order_sql(
+    fields: QueryFields, groups: Sequence[str], names: Sequence[str], aliases: dict[str, str]
+) -> str:
+    terms = {
+        aliases[o.key]: "ASC" if o.order == "ASCENDING" else "DESC" for o in fields.orders or []
+    }
+    if not terms and names:
+        terms["v0"] = "DESC"  # default: the first calculation, largest first
+    for i in range(len(groups)):  # ties broken by the groups: stable pages and golden files
+        terms.setdefault(f"g{i}", "ASC")
+    return ", ".join(f"{alias} {direction}" for alias, direction in terms.items())
+
+
+def _select_values(fields: QueryFields) -> tuple[list[str], list[str]]:
+    """(value names, SQL aggregates) of the calculations, in the query's order."""
+    names, sql = [], []
+    for calc in fields.calculations or []:
+        spec = CALCULATIONS[calc.operator]
+        names.append(value_name(calc.operator, calc.key, calc.alias))
+        if calc.key is None:
+            sql.append(spec.template)
+            continue
+        key = key_expr(calc.key)
+        template = COUNT_WITH_KEY if calc.operator == "COUNT" else spec.template
+        number = key.scalars.get("number", "NULL")
+        sql.append(template.format(n=number, x=key.value, e=key.exists))
+    return names, sql
+
+
+def _compile_calculations(
+    fields: QueryFields, where: _Where, table: str, timeframe: Timeframe, options: RunOptions
+) -> Plan:
+    if not fields.calculations:
+        fields = fields.model_copy(update={"calculations": []})
+    groups = [g.key for g in fields.group_bys or []]
+    names, aggregates = _select_values(fields)
+    if not names:  # group_bys alone: count per group
+        names, aggregates = ["COUNT"], ["count()"]
+    aliases = {name: f"v{i}" for i, name in enumerate(names)}
+    aliases.update({key: f"g{i}" for i, key in enumerate(groups)})
+    group_cols = [f"{key_expr(k).value} AS g{i}" for i, k in enumerate(groups)]
+    value_cols = [f"{sql} AS v{i}" for i, sql in enumerate(aggregates)]
+    order = _order_sql(fields, groups, names, aliases)
+    limit = _limit(fields, options)
+    offset = _clamp(options.offset, 0, MAX_OFFSET)
+    granularity = granularity_for(timeframe, options.granularity_ms)
+
+    params = Params()
+    cond = where.render(params, timeframe)
+    select = ", ".join([*group_cols, *value_cols, "count() AS _count"])
+    group_by = " GROUP BY " + ", ".join(f"g{i}" for i in range(len(groups))) if groups else ""
+    agg_sql = (
+        f"SELECT {select} FROM {table} WHERE {cond}{group_by} ORDER BY {order}"
+        f" LIMIT {params.add(limit if groups else 1, 'UInt32')}"
+        f" OFFSET {params.add(offset if groups else 0, 'UInt32')}{_settings(options)}"
+    )
+    aggregates_stmt = CompiledQuery(agg_sql, params.values)
+
+    params = Params()
+    cond = where.render(params, timeframe)
+    start = params.add(timeframe.from_ms, "Int64")
+    step = params.add(granularity, "Int64")
+    bucket = f"{start} + intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}) * {step}"
+    select = ", ".join([f"{bucket} AS _time", *group_cols, *value_cols, "count() AS _count"])
+    series_group = ", ".join(["_time", *(f"g{i}" for i in range(len(groups)))])
+    # Per bucket, the top groups by the query's order; shaping keeps those in `aggregates`.
+    per_bucket = f" LIMIT {params.add(limit + offset, 'UInt32')} BY _time" if groups else ""
+    series_sql = (
+        f"SELECT {select} FROM {table} WHERE {cond} GROUP BY {series_group}"
+        f" ORDER BY _time ASC, {order}{per_bucket}"
+        f" LIMIT {params.add(MAX_SERIES_ROWS, 'UInt32')}{_settings(options)}"
+    )
+    return Plan(
+        kind="calculations",
+        statements={
+            "aggregates": aggregates_stmt,
+            "series": CompiledQuery(series_sql, params.values),
+        },
+        granularity_ms=granularity,
+        timeframe=timeframe,
+        groups=tuple(groups),
+        values=tuple(names),
+        limit=limit,
+        offset=offset,
+    )
+
+
+def _compile_events(
+    fields: QueryFields, where: _Where, table: str, timeframe: Timeframe, options: RunOptions
+) -> Plan:
+    limit = _limit(fields, options)
+    offset = _clamp(options.offset, 0, MAX_OFFSET)
+    params = Params()
+    cond = where.render(params, timeframe)
+    events_sql = (
+        f"SELECT {EVENT_COLUMNS} FROM {table} WHERE {cond} ORDER BY timestamp DESC, id DESC"
+        f" LIMIT {params.add(limit, 'UInt32')} OFFSET {params.add(offset, 'UInt32')}"
+        f"{_settings(options)}"
+    )
+    events_stmt = CompiledQuery(events_sql, params.values)
+    params = Params()
+    cond = where.render(params, timeframe)
+    count_sql = f"SELECT count() AS count FROM {table} WHERE {cond} LIMIT 1{_settings(options)}"
+    return Plan(
+        kind="events",
+        statements={"events": events_stmt, "count": CompiledQuery(count_sql, params.values)},
+        granularity_ms=granularity_for(timeframe, options.granularity_ms),
+        timeframe=timeframe,
+        keys=tuple(k.key for k in fields.keys) if fields.keys else None,
+        limit=limit,
+        offset=offset,
+    )
+
+
+def compile_run(
+    fields: QueryFields,
+    *,
+    workspace_id: str,
+    environment_id: str,
+    table: str,
+    timeframe: Timeframe,
+    options: RunOptions,
+) -> Plan:
+    """Compile one run of a validated query for one tenant and timeframe.
+
+    ``table`` is the events table name from the store (trusted, never user input).
+    """
+    where = _Where(fields, workspace_id, environment_id)
+    if fields.calculations or fields.group_bys:
+        return _compile_calculations(fields, where, table, timeframe, options)
+    return _compile_events(fields, where, table, timeframe, options)

@@ -1,0 +1,127 @@
+"""Filter operations as data: name -> value shape, accepted kinds, SQL templates.
+
+Templates see ``{k}`` (the key as the value's kind), ``{a}`` (the key as an
+array of that kind) and ``{v}`` (a bound parameter, or another key for a
+``{key, type}`` reference). A negated operation matches events whose key is
+present and where its positive operation does not match, so a missing key
+never matches either one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from limelight.query.keys import KINDS, Kind
+
+ValueShape = Literal["one", "list", "none"]
+
+_ALL: frozenset[Kind] = frozenset(KINDS)
+_ORDERED: frozenset[Kind] = frozenset({"string", "number"})
+_TEXT: frozenset[Kind] = frozenset({"string"})
+
+
+@dataclass(frozen=True)
+class Operator:
+    name: str
+    shape: ValueShape
+    kinds: frozenset[Kind] = _ALL  # kinds of value it accepts
+    scalar: str | None = None  # template over the key as a scalar of the value's kind
+    scalar_kinds: frozenset[Kind] | None = None  # kinds the scalar template serves (default: all)
+    array: str | None = None  # template over the key as an array of the value's kind
+    negates: str | None = None  # the positive operation this one negates
+    presence: str | None = None  # for EXISTS-like operations: "{exists}" or "NOT {exists}"
+
+    def check_value(self, value: object) -> str | None:
+        """Why ``value`` does not suit this operation, or None."""
+        allowed = ", ".join(k for k in KINDS if k in self.kinds)
+        if self.shape == "none":
+            return None  # EXISTS / DOES_NOT_EXIST take no value; one sent is ignored
+        if self.shape == "list":
+            if isinstance(value, str):
+                return None if split_list(value) else f"{self.name} needs at least one value"
+            if not isinstance(value, list) or not value:
+                return f"{self.name} needs an array of values (or a comma-separated string)"
+            return None
+        if value is None or isinstance(value, list):
+            return f"{self.name} needs one value: a {allowed} literal or {{key, type}}"
+        kind = value_kind(value)
+        if kind not in self.kinds:
+            return f"{self.name} does not take a {kind} value; allowed: {allowed}"
+        return None
+
+
+def value_kind(value: object) -> Kind:
+    """The kind of a literal, or of a ``{key, type}`` reference (string when untyped)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    ref_type: Any = getattr(value, "type", None)
+    return ref_type if ref_type in KINDS else "string"
+
+
+def _table(*ops: Operator) -> Mapping[str, Operator]:
+    return {op.name: op for op in ops}
+
+
+OPERATORS: Mapping[str, Operator] = _table(
+    Operator("=", "one", scalar="{k} = {v}"),
+    Operator("!=", "one", negates="="),
+    Operator(">", "one", _ORDERED, scalar="{k} > {v}"),
+    Operator(">=", "one", _ORDERED, scalar="{k} >= {v}"),
+    Operator("<", "one", _ORDERED, scalar="{k} < {v}"),
+    Operator("<=", "one", _ORDERED, scalar="{k} <= {v}"),
+    Operator("LIKE", "one", _TEXT, scalar="{k} LIKE {v}"),
+    Operator("NOT_LIKE", "one", _TEXT, negates="LIKE"),
+    # INCLUDES: a substring of a string, or an element of an array.
+    Operator(
+        "INCLUDES",
+        "one",
+        scalar="position({k}, {v}) > 0",
+        scalar_kinds=_TEXT,
+        array="has({a}, {v})",
+    ),
+    Operator("DOES_NOT_INCLUDE", "one", negates="INCLUDES"),
+    Operator("MATCH_REGEX", "one", _TEXT, scalar="match({k}, {v})"),
+    Operator("STARTS_WITH", "one", _TEXT, scalar="startsWith({k}, {v})"),
+    Operator("EXISTS", "none", presence="{exists}"),
+    Operator("DOES_NOT_EXIST", "none", presence="NOT {exists}"),
+    Operator("IN", "list", scalar="has({v}, {k})"),
+    Operator("NOT_IN", "list", negates="IN"),
+)
+
+_NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
+
+
+def split_list(text: str) -> list[str | float]:
+    """``"a, 200"`` -> ``["a", "200", 200.0]``: untyped text also matches as a number."""
+    out: list[str | float] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        out.append(part)
+        if _NUMBER.fullmatch(part):
+            out.append(float(part))
+    return out
+
+
+def list_values(value: object) -> list[Any]:
+    """The values an IN / NOT_IN filter tests against (a comma-separated string is split)."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, str):
+        return list(split_list(value))
+    return []
+
+
+def kinds_of(values: list[Any]) -> Iterator[tuple[Kind, list[Any]]]:
+    """Group list values by kind, in the fixed order of KINDS (stable SQL)."""
+    for kind in KINDS:
+        group = [v for v in values if value_kind(v) == kind]
+        if group:
+            yield kind, [float(v) if kind == "number" else v for v in group]

@@ -1,0 +1,112 @@
+"""Result shaping: the rows of a plan's statements -> the run's ``data`` object.
+
+Series times are unix milliseconds (the start of each bucket); every bucket of
+the timeframe is present, with an empty ``data`` list when nothing fell in it.
+Numbers that are not finite (the sample variance of one value) become null.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from limelight.query.compile import Plan
+
+# Fields every stored event gains; they win over same-named keys of the event.
+SYSTEM_FIELDS = ("_timestamp", "_dataset", "_service", "_namespace", "_id")
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _groups(plan: Plan, row: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: row.get(f"g{i}") for i, key in enumerate(plan.groups)}
+
+
+def _values(plan: Plan, row: Mapping[str, Any]) -> dict[str, Any]:
+    values = {name: _number(row.get(f"v{i}")) for i, name in enumerate(plan.values)}
+    values["_count"] = int(row.get("_count", 0))
+    return values
+
+
+def _group_id(groups: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(groups, option=orjson.OPT_SORT_KEYS)
+
+
+def _shape_calculations(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    aggregates = [
+        {"groups": _groups(plan, r), "values": _values(plan, r)} for r in rows["aggregates"]
+    ]
+    shown = {_group_id(a["groups"]) for a in aggregates}
+    by_time: dict[int, list[dict[str, Any]]] = {}
+    for r in rows.get("series", []):
+        groups = _groups(plan, r)
+        if _group_id(groups) in shown:
+            by_time.setdefault(int(r["_time"]), []).append(
+                {"groups": groups, "aggregates": _values(plan, r)}
+            )
+    step = plan.granularity_ms
+    start, end = plan.timeframe.from_ms, plan.timeframe.to_ms
+    series = [
+        {"time": t, "data": by_time.get(t, [])} for t in range(start, max(end, start + 1), step)
+    ]
+    return {"aggregates": aggregates, "series": series}
+
+
+def lookup(event: Mapping[str, Any], path: str) -> tuple[bool, Any]:
+    """(found, value) of a dotted path; ``a.b`` finds {"a": {"b": ..}} and {"a.b": ..} alike."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        head = ".".join(parts[:cut])
+        if head not in event:
+            continue
+        if cut == len(parts):
+            return True, event[head]
+        inner = event[head]
+        if isinstance(inner, Mapping):
+            found, value = lookup(inner, ".".join(parts[cut:]))
+            if found:
+                return True, value
+    return False, None
+
+
+def to_event(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The event as sent, plus its system fields."""
+    event: dict[str, Any] = orjson.loads(row["raw"])
+    for name in SYSTEM_FIELDS:
+        if name in row:
+            event[name] = int(row[name]) if name == "_timestamp" else row[name]
+    return event
+
+
+def _project(event: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Only the keys asked for; a key the event does not hold is left out."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        found, value = (
+            (key in event, event.get(key)) if key in SYSTEM_FIELDS else lookup(event, key)
+        )
+        if found:
+            out[key] = value
+    return out
+
+
+def _shape_events(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    events = [to_event(r) for r in rows["events"]]
+    if plan.keys is not None:
+        events = [_project(e, plan.keys) for e in events]
+    count_rows = rows.get("count") or [{"count": len(events)}]
+    return {"events": events, "count": int(count_rows[0]["count"])}
+
+
+def shape(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The run's ``data`` (without ``statistics``, which the runner adds)."""
+    if plan.kind == "calculations":
+        return _shape_calculations(plan, rows)
+    return _shape_events(plan, rows)

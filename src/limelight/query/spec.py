@@ -1,0 +1,225 @@
+"""The query definition: what a saved query holds, and its validation.
+
+Parsing has two steps. Pydantic checks the shape (field names and JSON types);
+``_check_meaning`` then checks the rules that need the operator and calculation
+tables (allowed names, which operators take which values, unique names, orders
+that name a group or a calculation). Every problem becomes one entry of
+``BadRequest.errors`` naming the field, e.g. ``filters[0].operation``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pydantic
+from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from limelight.errors import BadRequest
+from limelight.query.calculations import CALCULATIONS, value_name
+from limelight.query.keys import valid_key
+from limelight.query.operators import OPERATORS
+
+KeyType = Literal["string", "number", "boolean"]
+Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
+MAX_LIMIT = 10_000
+
+
+class _Model(pydantic.BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Namespace(_Model):
+    type: StrictStr
+    value: StrictStr
+
+
+class KeySpec(_Model):
+    key: StrictStr
+    type: KeyType | None = None
+
+
+class KeyRef(_Model):
+    """A filter value that names another key of the same event."""
+
+    key: StrictStr
+    type: KeyType | None = None
+
+
+class Calculation(_Model):
+    operator: StrictStr
+    key: StrictStr | None = None
+    alias: StrictStr | None = None
+
+
+class Filter(_Model):
+    key: StrictStr
+    operation: StrictStr
+    value: Scalar | list[Scalar] | KeyRef | None = None
+
+
+class Order(_Model):
+    key: StrictStr
+    type: KeyType | None = None
+    order: Literal["ASCENDING", "DESCENDING"] = "DESCENDING"
+
+
+class Needle(_Model):
+    value: StrictStr
+    isRegex: StrictBool = False  # noqa: N815 - the API's spelling
+    matchCase: StrictBool = False  # noqa: N815 - the API's spelling
+
+
+class QueryFields(_Model):
+    """The writable fields of a query; ``None`` means not set."""
+
+    namespaces: list[Namespace] | None = None
+    keys: list[KeySpec] | None = None
+    calculations: list[Calculation] | None = None
+    filters: list[Filter] | None = None
+    filter_combination: Literal["AND", "OR"] | None = None
+    group_bys: list[KeySpec] | None = None
+    orders: list[Order] | None = None
+    needle: Needle | None = None
+    limit: StrictInt | None = None
+    name: StrictStr | None = None
+    description: StrictStr | None = None
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not part[:1].isalpha() and part[:1] != "_":
+            continue  # pydantic's union branch labels such as "list[...]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+_SHAPE_HINTS = {
+    "filter_combination": "allowed: AND, OR",
+    "order": "allowed: ASCENDING, DESCENDING",
+    "type": "allowed: string, number, boolean",
+}
+
+
+def _shape_errors(exc: pydantic.ValidationError) -> list[dict[str, str]]:
+    errors: dict[str, str] = {}
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
+        field = _field_path(loc)
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif field.endswith(".value") and "filters" in field:
+            message = "must be a string, number, boolean, an array of them, or {key, type}"
+        elif loc and isinstance(loc[-1], str) and loc[-1] in _SHAPE_HINTS:
+            message = f"invalid value; {_SHAPE_HINTS[loc[-1]]}"
+        else:
+            message = err["msg"]
+        errors.setdefault(field or "query", message)  # unions report each branch
+    return [{"field": f, "message": m} for f, m in errors.items()]
+
+
+def _check_filter(i: int, flt: Filter) -> list[dict[str, str]]:
+    where = f"filters[{i}]"
+    op = OPERATORS.get(flt.operation)
+    if op is None:
+        allowed = ", ".join(OPERATORS)
+        return [
+            {"field": f"{where}.operation", "message": f"unknown operation; allowed: {allowed}"}
+        ]
+    problem = op.check_value(flt.value)
+    return [{"field": f"{where}.value", "message": problem}] if problem else []
+
+
+def _check_calculations(calcs: list[Calculation]) -> tuple[list[dict[str, str]], set[str]]:
+    errors: list[dict[str, str]] = []
+    names: set[str] = set()
+    for i, calc in enumerate(calcs):
+        where = f"calculations[{i}]"
+        spec = CALCULATIONS.get(calc.operator)
+        if spec is None:
+            allowed = ", ".join(CALCULATIONS)
+            errors.append(
+                {"field": f"{where}.operator", "message": f"unknown operator; allowed: {allowed}"}
+            )
+            continue
+        if spec.needs_key and not calc.key:
+            errors.append({"field": f"{where}.key", "message": f"{calc.operator} needs a key"})
+            continue
+        name = value_name(calc.operator, calc.key, calc.alias)
+        if name in names or name == "_count":
+            field = f"{where}.alias" if calc.alias else where
+            errors.append({"field": field, "message": f"the value name {name!r} is used twice"})
+        names.add(name)
+    return errors, names
+
+
+def _named_keys(fields: QueryFields) -> list[tuple[str, str]]:
+    """(field path, key) for every key name the query uses."""
+    out = [(f"keys[{i}].key", k.key) for i, k in enumerate(fields.keys or [])]
+    out += [(f"group_bys[{i}].key", k.key) for i, k in enumerate(fields.group_bys or [])]
+    for i, flt in enumerate(fields.filters or []):
+        out.append((f"filters[{i}].key", flt.key))
+        if isinstance(flt.value, KeyRef):
+            out.append((f"filters[{i}].value.key", flt.value.key))
+    for i, calc in enumerate(fields.calculations or []):
+        if calc.key is not None:
+            out.append((f"calculations[{i}].key", calc.key))
+    return out
+
+
+def _check_meaning(fields: QueryFields) -> list[dict[str, str]]:
+    errors: list[dict[str, str]] = []
+    if fields.calculations and fields.keys:
+        errors.append(
+            {"field": "calculations", "message": "calculations and keys cannot be used together"}
+        )
+    for i, flt in enumerate(fields.filters or []):
+        errors += _check_filter(i, flt)
+    calc_errors, names = _check_calculations(fields.calculations or [])
+    errors += calc_errors
+    for field, key in _named_keys(fields):
+        problem = valid_key(key)
+        if problem:
+            errors.append({"field": field, "message": problem})
+    groups = {g.key for g in fields.group_bys or []}
+    if not fields.calculations:
+        names = {"COUNT"} if fields.group_bys else set()  # group_bys alone count per group
+    for i, order in enumerate(fields.orders or []):
+        if order.key not in groups and order.key not in names:
+            allowed = ", ".join(sorted(groups | names)) or "nothing (no group_bys or calculations)"
+            errors.append(
+                {
+                    "field": f"orders[{i}].key",
+                    "message": f"must name a group-by key or a calculation; allowed: {allowed}",
+                }
+            )
+    if fields.limit is not None and not 1 <= fields.limit <= MAX_LIMIT:
+        errors.append({"field": "limit", "message": f"must be between 1 and {MAX_LIMIT}"})
+    if fields.needle is not None and not fields.needle.value:
+        errors.append({"field": "needle.value", "message": "must not be empty"})
+    return errors
+
+
+def validate_fields(data: object) -> QueryFields:
+    """Parse a query body; raise ``BadRequest`` listing every problem found."""
+    if not isinstance(data, dict):
+        raise BadRequest(
+            message="Invalid query",
+            errors=[{"field": "query", "message": "must be a JSON object"}],
+        )
+    try:
+        fields = QueryFields.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise BadRequest(message="Invalid query", errors=_shape_errors(exc)) from None
+    errors = _check_meaning(fields)
+    if errors:
+        raise BadRequest(message="Invalid query", errors=errors)
+    return fields
+
+
+def fields_to_json(fields: QueryFields) -> dict[str, Any]:
+    """The stored and returned form: only the fields that are set."""
+    return fields.model_dump(mode="json", exclude_none=True)
