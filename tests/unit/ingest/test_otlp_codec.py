@@ -1,0 +1,202 @@
+"""OTLP bodies: protobuf and OTLP JSON in, responses and errors out, paths."""
+
+from __future__ import annotations
+
+import base64
+
+import orjson
+import pytest
+from google.protobuf import json_format
+from google.rpc.status_pb2 import Status as RpcStatus
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from limelight.errors import BadRequest
+from limelight.ingest.otlp.codec import (
+    Encoding,
+    decode_request,
+    encode_message,
+    encode_status,
+    encoding_of,
+    export_response,
+)
+from limelight.ingest.otlp.signals import LOGS, METRICS, TRACES, signal_for_path
+from tests.unit.ingest.otlp_builders import PARENT_ID, SPAN_ID, TRACE_ID, span, traces
+
+# The OTLP specification's own JSON example shape: hex ids, enums as numbers,
+# 64-bit integers as strings, lowerCamelCase names.
+OTLP_JSON = {
+    "resourceSpans": [
+        {
+            "resource": {
+                "attributes": [{"key": "service.name", "value": {"stringValue": "my.service"}}]
+            },
+            "scopeSpans": [
+                {
+                    "scope": {"name": "my.library", "version": "1.0.0"},
+                    "spans": [
+                        {
+                            "traceId": TRACE_ID.hex().upper(),
+                            "spanId": SPAN_ID.hex(),
+                            "parentSpanId": PARENT_ID.hex(),
+                            "name": "I'm a server span",
+                            "startTimeUnixNano": "1544712660000000000",
+                            "endTimeUnixNano": 1544712661000000000,
+                            "kind": 2,
+                            "attributes": [
+                                {"key": "my.span.attr", "value": {"intValue": "42"}},
+                                {"key": "ok", "value": {"boolValue": True}},
+                            ],
+                            "links": [{"traceId": TRACE_ID.hex(), "spanId": PARENT_ID.hex()}],
+                            "status": {"code": "STATUS_CODE_ERROR", "message": "x"},
+                        }
+                    ],
+                }
+            ],
+        }
+    ]
+}
+
+
+def test_otlp_json_with_hex_ids_decodes_like_protobuf() -> None:
+    request = decode_request(TRACES, orjson.dumps(OTLP_JSON), Encoding.JSON)
+    [s] = request.resource_spans[0].scope_spans[0].spans
+    assert s.trace_id == TRACE_ID
+    assert s.span_id == SPAN_ID
+    assert s.parent_span_id == PARENT_ID
+    assert s.links[0].span_id == PARENT_ID
+    assert s.kind == 2
+    assert s.start_time_unix_nano == 1544712660000000000
+    assert s.end_time_unix_nano == 1544712661000000000
+    assert s.attributes[0].value.int_value == 42
+    assert s.status.code == 2
+
+
+def test_json_accepts_snake_case_and_unknown_fields() -> None:
+    doc = {
+        "resource_logs": [
+            {
+                "scope_logs": [
+                    {
+                        "log_records": [
+                            {
+                                "trace_id": TRACE_ID.hex(),
+                                "severity_number": "SEVERITY_NUMBER_WARN",
+                                "body": {"stringValue": "hi"},
+                                "somethingNew": {"x": 1},
+                            }
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    request = decode_request(LOGS, orjson.dumps(doc), Encoding.JSON)
+    record = request.resource_logs[0].scope_logs[0].log_records[0]
+    assert record.trace_id == TRACE_ID
+    assert record.severity_number == 13
+    assert record.body.string_value == "hi"
+
+
+def test_base64_ids_from_older_clients_still_decode() -> None:
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "", "spanId": ""}]}]}]}
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = base64.b64encode(
+        TRACE_ID
+    ).decode()
+    request = decode_request(TRACES, orjson.dumps(doc), Encoding.JSON)
+    assert request.resource_spans[0].scope_spans[0].spans[0].trace_id == TRACE_ID
+
+
+def test_protobuf_body_decodes() -> None:
+    body = traces([span("x")]).SerializeToString()
+    request = decode_request(TRACES, body, Encoding.PROTOBUF)
+    assert request.resource_spans[0].scope_spans[0].spans[0].name == "x"
+
+
+def test_an_empty_protobuf_body_is_an_empty_request() -> None:
+    assert len(decode_request(TRACES, b"", Encoding.PROTOBUF).resource_spans) == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "encoding"),
+    [
+        (b"\xff\xff\xff", Encoding.PROTOBUF),
+        (b"not json", Encoding.JSON),
+        (b"[1, 2]", Encoding.JSON),
+        (b'{"resourceSpans": 5}', Encoding.JSON),
+        (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 5}]}]}]}', Encoding.JSON),
+        (
+            b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"endTimeUnixNano": "soon"}]}]}]}',
+            Encoding.JSON,
+        ),
+    ],
+)
+def test_undecodable_bodies_are_bad_requests(body: bytes, encoding: Encoding) -> None:
+    with pytest.raises(BadRequest):
+        decode_request(TRACES, body, encoding)
+
+
+def test_full_success_responses_are_empty_messages() -> None:
+    response = export_response(TRACES, 0, "")
+    assert encode_message(response, Encoding.PROTOBUF) == b""
+    assert orjson.loads(encode_message(response, Encoding.JSON)) == {}
+
+
+def test_partial_success_response_in_both_encodings() -> None:
+    response = export_response(LOGS, 3, "3 log records rejected")
+    decoded = ExportLogsServiceResponse.FromString(encode_message(response, Encoding.PROTOBUF))
+    assert decoded.partial_success.rejected_log_records == 3
+    assert decoded.partial_success.error_message == "3 log records rejected"
+    as_json = orjson.loads(encode_message(response, Encoding.JSON))
+    parsed = json_format.ParseDict(as_json, ExportLogsServiceResponse())
+    assert parsed.partial_success.rejected_log_records == 3
+    trace_response = export_response(TRACES, 1, "m")
+    assert (
+        ExportTraceServiceResponse.FromString(
+            encode_message(trace_response, Encoding.PROTOBUF)
+        ).partial_success.rejected_spans
+        == 1
+    )
+
+
+@pytest.mark.parametrize("message", ["", "bad body", "é" * 200])
+def test_status_encoding_is_a_google_rpc_status(message: str) -> None:
+    status = RpcStatus.FromString(encode_status(3, message))
+    assert (status.code, status.message) == (3, message)
+    assert RpcStatus.FromString(encode_status(300, "x")).code == 300
+
+
+@pytest.mark.parametrize(
+    ("path", "signal"),
+    [
+        ("v1/traces", TRACES),
+        ("/v1/logs", LOGS),
+        ("v1/metrics/", METRICS),
+        ("v1", TRACES),
+        ("v1/", TRACES),
+        ("v1/v1/traces", TRACES),
+        ("v1/v1/metrics", METRICS),
+        ("v1/v1", TRACES),
+        ("v2/traces", None),
+        ("v1/spans", None),
+        ("", None),
+        ("v1/traces/extra", None),
+    ],
+)
+def test_paths(path: str, signal: object) -> None:
+    assert signal_for_path(path) is signal
+
+
+@pytest.mark.parametrize(
+    ("header", "encoding"),
+    [
+        ("application/x-protobuf", Encoding.PROTOBUF),
+        ("application/protobuf", Encoding.PROTOBUF),
+        ("Application/JSON; charset=utf-8", Encoding.JSON),
+        ("text/plain", None),
+        (None, None),
+        ("", None),
+    ],
+)
+def test_content_types(header: str | None, encoding: Encoding | None) -> None:
+    assert encoding_of(header) is encoding
