@@ -1,0 +1,87 @@
+"""Metadata tables of the Queries API: saved queries, the alerts that use them, query runs.
+
+A saved query keeps its writable fields as one JSON document (the query layer
+validates them; the database only stores them). Every row carries its
+workspace and environment so that every lookup can be scoped to one tenant.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, DateTime, Dialect, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+from limelight.store.meta.models import Base, utcnow
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp that always comes back aware, in UTC.
+
+    SQLite has no time zones and returns naive values; they were written in UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class SavedQuery(Base):
+    __tablename__ = "queries"
+    __table_args__ = (Index("ix_queries_tenant", "workspace_id", "environment_id"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    environment_id: Mapped[str] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"))
+    fields: Mapped[dict[str, Any]] = mapped_column(JSON)
+    author: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Alert(Base):
+    """Only what the delete check needs; alerts themselves come with their own feature."""
+
+    __tablename__ = "alerts"
+    __table_args__ = (Index("ix_alerts_tenant", "workspace_id", "environment_id"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    environment_id: Mapped[str] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"))
+    # RESTRICT: the database refuses to orphan an alert even if a code path forgets the check.
+    query_id: Mapped[str] = mapped_column(ForeignKey("queries.id", ondelete="RESTRICT"), index=True)
+    name: Mapped[str] = mapped_column(String(256))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class QueryRun(Base):
+    """One execution of a query over a timeframe, with its outcome once finished."""
+
+    __tablename__ = "query_runs"
+    __table_args__ = (Index("ix_query_runs_tenant", "workspace_id", "environment_id"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    environment_id: Mapped[str] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"))
+    # A run outlives the saved query it came from (its fields are copied below).
+    query_id: Mapped[str | None] = mapped_column(
+        ForeignKey("queries.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    fields: Mapped[dict[str, Any]] = mapped_column(JSON)
+    from_ms: Mapped[int] = mapped_column(BigInteger)
+    to_ms: Mapped[int] = mapped_column(BigInteger)
+    limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    offset: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    granularity: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    status: Mapped[str] = mapped_column(String(16))  # STARTED | COMPLETED | FAILED
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The run's "data" as JSON text, kept for polling (bounded by the result size limit).
+    result: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
