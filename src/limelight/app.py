@@ -12,6 +12,8 @@ from starlette.concurrency import run_in_threadpool
 from limelight.api.events import create_events_app
 from limelight.api.otel import create_otel_app
 from limelight.api.problems import install_error_handlers
+from limelight.api.queries import router as queries_router
+from limelight.api.query_runs import router as query_runs_router
 from limelight.api.recent import router as recent_router
 from limelight.runtime import Runtime
 from limelight.settings import Settings
@@ -45,6 +47,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         return {"status": "ok"}
 
     app.include_router(recent_router)
+    app.include_router(queries_router)
+    app.include_router(query_runs_router)
 
     # The Events API and the Queries API both live under /v1, so events get
     # their own prefix (a dataset named "queries" would otherwise collide).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from limelight.runs import QueryRunService
 from limelight.settings import Settings
 from limelight.store.events import EventStore, open_event_store
 from limelight.store.meta.db import MetaDB
@@ -14,12 +15,14 @@ class Runtime:
     settings: Settings
     meta: MetaDB
     events: EventStore
+    runs: QueryRunService
     started: bool = field(default=False)
 
     @classmethod
     def build(cls, settings: Settings) -> Runtime:
         """Construct without I/O; ``start`` opens engines and applies migrations."""
-        return cls(settings, MetaDB(settings.resolved_database_url), open_event_store(settings))
+        meta, events = MetaDB(settings.resolved_database_url), open_event_store(settings)
+        return cls(settings, meta, events, QueryRunService(settings, meta, events))
 
     def start(self) -> None:
         if self.started:
@@ -27,9 +30,11 @@ class Runtime:
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.meta.migrate()
         self.events.start()
+        self.runs.start()
         self.started = True
 
     def close(self) -> None:
+        self.runs.close()
         self.events.close()
         self.meta.dispose()
         self.started = False

@@ -55,6 +55,12 @@ class Settings(BaseSettings):
         16, ge=1, description="OTLP requests handled at once; more get 503 with Retry-After."
     )
 
+    query_max_timeframe_days: float = Field(30, description="Longest timeframe of a query run.")
+    query_max_result_bytes: int = Field(6 * MIB, description="Largest result of a query run.")
+    query_max_run_seconds: float = Field(10, description="A query run longer than this fails.")
+    query_runs_per_minute: int = Field(300, description="Query run creations per workspace.")
+    query_threads: int = Field(4, description="Query runs executing at once (worker threads).")
+
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:

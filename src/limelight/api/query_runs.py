@@ -1,0 +1,140 @@
+"""Query runs: ``POST /v1/query_run`` starts one, ``GET /v1/query_run/<id>`` polls it.
+
+A poll may wait for the run to settle (``?wait=<seconds>``): the answer comes
+the moment the run completes, which keeps a client's overhead to one round
+trip instead of a polling interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Annotated, Any
+
+import orjson
+import pydantic
+from fastapi import APIRouter, Depends, Query
+from pydantic import ConfigDict, Field, StrictStr
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from limelight.api.body import read_body
+from limelight.api.deps import admin_key, runtime_of
+from limelight.auth.api_keys import KeyContext
+from limelight.errors import BadRequest
+from limelight.query.spec import MAX_LIMIT, QueryFields, validate_fields
+from limelight.runs import RunRequest, RunView
+from limelight.runtime import Runtime
+from limelight.store.meta import queries_repo as repo
+
+router = APIRouter()
+AdminKey = Annotated[KeyContext, Depends(admin_key)]
+MAX_WAIT_SECONDS = 60.0
+
+
+class RunBody(pydantic.BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    query_id: StrictStr | None = None
+    query: dict[str, Any] | None = None
+    from_: int = Field(alias="from", description="unix milliseconds")
+    to: int = Field(description="unix milliseconds")
+    limit: int | None = Field(None, ge=1, le=MAX_LIMIT)
+    offset: int | None = Field(None, ge=0)
+    granularity: int | None = Field(None, ge=1, description="bucket width in milliseconds")
+
+
+def _parse(body: bytes) -> RunBody:
+    try:
+        return RunBody.model_validate_json(body or b"{}")
+    except pydantic.ValidationError as exc:
+        errors = [
+            {
+                "field": ".".join(str(p) for p in e["loc"]) or "body",
+                "message": "unknown field" if e["type"] == "extra_forbidden" else e["msg"],
+            }
+            for e in exc.errors()
+        ]
+        raise BadRequest(message="Invalid query run", errors=errors) from None
+
+
+def _inline_fields(query: dict[str, Any]) -> QueryFields:
+    try:
+        return validate_fields(query)
+    except BadRequest as exc:
+        for error in exc.errors or []:
+            error["field"] = f"query.{error['field']}"
+        raise
+
+
+def _saved_fields(rt: Runtime, key: KeyContext, query_id: str) -> QueryFields:
+    with rt.meta.session() as s:
+        stored = repo.get_query(s, key.tenant, query_id).fields
+    return validate_fields(stored)
+
+
+def _run_response(view: RunView, status: int = 200) -> Response:
+    # The data is already JSON (kept that way for polling): splice it in, don't re-parse it.
+    body = b'{"query_run":' + orjson.dumps(view.run) + b',"data":' + (view.data or b"null") + b"}"
+    return Response(body, status_code=status, media_type="application/json")
+
+
+@router.post("/v1/query_run")
+async def create_run(request: Request, key: AdminKey) -> Response:
+    rt = runtime_of(request)
+    run = _parse(await read_body(request, rt.settings.max_request_bytes))
+    if (run.query_id is None) == (run.query is None):
+        raise BadRequest(
+            message="Invalid query run",
+            errors=[{"field": "query_id", "message": "send either query_id or query (inline)"}],
+        )
+
+    def create() -> RunView:
+        if run.query_id is not None:
+            fields = _saved_fields(rt, key, run.query_id)
+        else:
+            fields = _inline_fields(run.query or {})
+        request = RunRequest(
+            fields=fields,
+            from_ms=run.from_,
+            to_ms=run.to,
+            query_id=run.query_id,
+            limit=run.limit,
+            offset=run.offset,
+            granularity=run.granularity,
+        )
+        return rt.runs.create(key.tenant, request)
+
+    view = await run_in_threadpool(create)
+    return Response(
+        orjson.dumps({"query_run": {"id": view.run["id"], "status": view.run["status"]}}),
+        media_type="application/json",
+    )
+
+
+@router.get("/v1/query_run/{run_id}")
+async def get_run(
+    request: Request,
+    key: AdminKey,
+    run_id: str,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS)] = 0.0,
+) -> Response:
+    """The run; with ``wait`` the answer is held until it settles or ``wait`` seconds pass."""
+    runs = runtime_of(request).runs
+    view = await run_in_threadpool(runs.get, key.tenant, run_id)
+    if view.run["status"] != "STARTED" or wait <= 0:
+        return _run_response(view)
+    loop = asyncio.get_running_loop()
+    settled = asyncio.Event()
+
+    def wake() -> None:  # called on a worker thread
+        loop.call_soon_threadsafe(settled.set)
+
+    left = runs.watch(key.tenant, run_id, wake)
+    if left > 0:
+        # A little past the run's own limit, so a timed-out run is answered as FAILED.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(settled.wait(), timeout=min(wait, left + 0.05))
+    view = await run_in_threadpool(runs.get, key.tenant, run_id)
+    return _run_response(view)

@@ -1,0 +1,72 @@
+"""The limits of query runs: timeframe, run time, result size, and the engine's part in them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from limelight.errors import BadRequest
+from limelight.settings import MIB, Settings
+
+DAY_MS = 24 * 3600 * 1000
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    max_timeframe_ms: int
+    max_result_bytes: int
+    max_run_seconds: float
+    runs_per_minute: int
+    threads: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RunLimits:
+        return cls(
+            max_timeframe_ms=int(settings.query_max_timeframe_days * DAY_MS),
+            max_result_bytes=settings.query_max_result_bytes,
+            max_run_seconds=settings.query_max_run_seconds,
+            runs_per_minute=settings.query_runs_per_minute,
+            threads=max(1, settings.query_threads),
+        )
+
+    def check_timeframe(self, from_ms: int, to_ms: int) -> None:
+        """400 naming the field when the timeframe is reversed or too long."""
+        if from_ms > to_ms:
+            raise BadRequest(
+                message="Invalid timeframe",
+                errors=[{"field": "from", "message": "must not be after 'to'"}],
+            )
+        if to_ms - from_ms > self.max_timeframe_ms:
+            days = self.max_timeframe_ms / DAY_MS
+            raise BadRequest(
+                message="Invalid timeframe",
+                errors=[
+                    {"field": "to", "message": f"the timeframe may span at most {days:g} days"}
+                ],
+            )
+
+    def describe_size(self) -> str:
+        if self.max_result_bytes % MIB == 0:
+            return f"{self.max_result_bytes // MIB}MB"
+        return f"{self.max_result_bytes} bytes"
+
+
+def store_failure_message(detail: str, max_run_seconds: float) -> str:
+    """What a failed run reports: the cause in a sentence, not the engine's internals."""
+    if "TIMEOUT_EXCEEDED" in detail or "Timeout exceeded" in detail:
+        return timeout_message(max_run_seconds)
+    if "MEMORY_LIMIT_EXCEEDED" in detail:
+        return (
+            "the query needed more memory than the events store allows; "
+            "narrow the timeframe, add filters or group by fewer keys"
+        )
+    found = re.search(r"DB::Exception: (.+?)(?: \(version | Stack trace|$)", detail, re.DOTALL)
+    reason = (found.group(1) if found else detail).strip().splitlines()[0][:300]
+    return f"the events store could not run the query: {reason}"
+
+
+def timeout_message(max_run_seconds: float) -> str:
+    return (
+        f"the query run took longer than its limit of {max_run_seconds:g} s; "
+        "narrow the timeframe or add filters"
+    )

@@ -1,0 +1,315 @@
+"""Query runs: a record per run, execution on a bounded pool of worker threads, polling.
+
+A run is created STARTED (its record is written before the id is returned),
+executed off the request thread, and settled once: COMPLETED with its data or
+FAILED with a sentence saying why. The first outcome wins, so a run that
+passed its time limit stays FAILED even if its query returns later.
+
+Runs of this process are also kept in memory: a poll answers from there
+without touching the metadata database, and ``watch`` lets a long poll wake up
+the moment the run settles. The database record (with the result) is what
+outlives the process and what other workers would read.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from limelight.errors import Unavailable
+from limelight.ids import new_id
+from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
+from limelight.query.spec import QueryFields, fields_to_json
+from limelight.ratelimit import RateLimiter
+from limelight.runs.execute import RunFailed, execute_plan
+from limelight.runs.limits import RunLimits, timeout_message
+from limelight.settings import Settings
+from limelight.store.events.base import EventStore, Tenant
+from limelight.store.meta import queries_repo as repo
+from limelight.store.meta.db import MetaDB
+from limelight.store.meta.models import utcnow
+from limelight.store.meta.queries_models import QueryRun
+
+log = logging.getLogger("limelight.runs")
+
+STARTED, COMPLETED, FAILED = repo.STARTED, repo.COMPLETED, repo.FAILED
+# Settled results kept in memory for fast polls; older ones are read from the database.
+MEMORY_BUDGET_BYTES = 64 * 1024 * 1024
+# Runs waiting for a worker beyond this many per thread are refused (503), not queued.
+QUEUE_PER_THREAD = 64
+# A STARTED record of no live run (another process, or a restart) is failed after its
+# limit plus this margin.
+ORPHAN_MARGIN_SECONDS = 5.0
+RETENTION = timedelta(days=1)
+PURGE_EVERY = 500
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a client asks to run: a saved query's or inline fields, over a timeframe."""
+
+    fields: QueryFields
+    from_ms: int
+    to_ms: int
+    query_id: str | None = None
+    limit: int | None = None
+    offset: int | None = None
+    granularity: int | None = None
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as the API shows it: the ``query_run`` object and the data (JSON) once completed."""
+
+    run: dict[str, Any]
+    data: bytes | None
+
+
+@dataclass
+class _LiveRun:
+    tenant: Tenant
+    info: dict[str, Any]  # id, query_id, from, to, limit, offset, granularity
+    deadline: float  # time.monotonic()
+    status: str = STARTED
+    error: str | None = None
+    data: bytes | None = None
+    watchers: list[Callable[[], None]] = field(default_factory=list)
+
+    def view(self) -> RunView:
+        run = {**self.info, "status": self.status}
+        if self.error is not None:
+            run["error"] = self.error
+        return RunView(run, self.data)
+
+
+class QueryRunService:
+    def __init__(self, settings: Settings, meta: MetaDB, events: EventStore) -> None:
+        self.limits = RunLimits.from_settings(settings)
+        self._meta = meta
+        self._events = events
+        self._limiter = RateLimiter(self.limits.runs_per_minute, 60.0)
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._live: OrderedDict[str, _LiveRun] = OrderedDict()
+        self._kept_bytes = 0
+        self._pending = 0
+        self._created = 0
+
+    def start(self) -> None:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="query-run")
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    # -- creating -------------------------------------------------------------------------
+
+    def create(self, tenant: Tenant, request: RunRequest) -> RunView:
+        """Record and queue a run; raises 400 (bad timeframe or query), 429 or 503."""
+        self._limiter.hit(tenant.workspace_id)
+        self.limits.check_timeframe(request.from_ms, request.to_ms)
+        plan = compile_run(
+            request.fields,
+            workspace_id=tenant.workspace_id,
+            environment_id=tenant.environment_id,
+            table=self._events.table,
+            timeframe=Timeframe(request.from_ms, request.to_ms),
+            options=self._options(request),
+        )
+        pool = self._pool
+        if pool is None:
+            raise Unavailable("query runs are not accepted while the server starts or stops")
+        with self._lock:
+            if self._pending >= self.limits.threads * QUEUE_PER_THREAD:
+                raise Unavailable("too many query runs are waiting; try again shortly")
+            self._pending += 1
+        try:
+            live = self._record(tenant, request, plan)
+            pool.submit(self._execute, live, plan)
+        except BaseException:
+            with self._lock:
+                self._pending -= 1
+            raise
+        return live.view()
+
+    def _options(self, request: RunRequest) -> RunOptions:
+        defaults = RunOptions()
+        return RunOptions(
+            limit=defaults.limit if request.limit is None else request.limit,
+            offset=request.offset or 0,
+            granularity_ms=request.granularity,
+            # The engine stops a statement at the run's limit rather than finish unseen work.
+            max_execution_s=self.limits.max_run_seconds,
+            max_result_bytes=self.limits.max_result_bytes,
+        )
+
+    def _record(self, tenant: Tenant, request: RunRequest, plan: Plan) -> _LiveRun:
+        """Write the run's record; it shows the limit, offset and granularity in effect."""
+        run_id = new_id()
+        info = {
+            "id": run_id,
+            "query_id": request.query_id,
+            "from": request.from_ms,
+            "to": request.to_ms,
+            "limit": plan.limit,
+            "offset": plan.offset,
+            "granularity": plan.granularity_ms,
+        }
+        record = QueryRun(
+            id=run_id,
+            workspace_id=tenant.workspace_id,
+            environment_id=tenant.environment_id,
+            query_id=request.query_id,
+            fields=fields_to_json(request.fields),
+            from_ms=request.from_ms,
+            to_ms=request.to_ms,
+            limit=plan.limit,
+            offset=plan.offset,
+            granularity=plan.granularity_ms,
+            status=STARTED,
+            created_at=utcnow(),
+        )
+        # The time limit counts from creation: it is what the client waits for.
+        live = _LiveRun(tenant, info, time.monotonic() + self.limits.max_run_seconds)
+        with self._meta.session(immediate=True) as s:
+            repo.add_run(s, record)
+        with self._lock:
+            self._live[run_id] = live
+        return live
+
+    # -- executing ------------------------------------------------------------------------
+
+    def _execute(self, live: _LiveRun, plan: Plan) -> None:
+        with self._lock:
+            self._pending -= 1
+        try:
+            if live.status == STARTED:
+                data = execute_plan(self._events, plan, self.limits, live.deadline)
+                self._settle(live, COMPLETED, data=data)
+        except RunFailed as exc:
+            self._settle(live, FAILED, error=str(exc))
+        except Exception:
+            log.exception("query run %s failed", live.info["id"])
+            self._settle(live, FAILED, error="the query run failed on an internal error")
+        self._maybe_purge()
+
+    def _settle(
+        self, live: _LiveRun, status: str, *, error: str | None = None, data: bytes | None = None
+    ) -> None:
+        with self._lock:
+            if live.status != STARTED:
+                return
+            live.status, live.error, live.data = status, error, data
+            watchers, live.watchers = live.watchers, []
+            self._kept_bytes += len(data or b"")
+            self._forget_old()
+        for wake in watchers:
+            wake()
+        try:
+            with self._meta.session(immediate=True) as s:
+                repo.finish_run(
+                    s,
+                    live.info["id"],
+                    status,
+                    error=error,
+                    result=data.decode() if data is not None else None,
+                )
+        except Exception:
+            log.exception("could not record the outcome of query run %s", live.info["id"])
+
+    def _forget_old(self) -> None:
+        """Drop the oldest settled runs from memory while over budget (caller holds the lock)."""
+        while self._kept_bytes > MEMORY_BUDGET_BYTES or len(self._live) > 10_000:
+            victim = next((k for k, v in self._live.items() if v.status != STARTED), None)
+            if victim is None:
+                return
+            self._kept_bytes -= len(self._live.pop(victim).data or b"")
+
+    def _maybe_purge(self) -> None:
+        with self._lock:
+            self._created += 1
+            if self._created % PURGE_EVERY:
+                return
+        try:
+            with self._meta.session(immediate=True) as s:
+                repo.purge_runs(s, utcnow() - RETENTION)
+        except Exception:
+            log.exception("could not purge old query runs")
+
+    # -- polling --------------------------------------------------------------------------
+
+    def get(self, tenant: Tenant, run_id: str) -> RunView:
+        """The run as it stands; 404 for an unknown id or a run of another tenant."""
+        live = self._live_run(tenant, run_id)
+        if live is not None:
+            if live.status == STARTED and time.monotonic() > live.deadline:
+                self._settle(live, FAILED, error=timeout_message(self.limits.max_run_seconds))
+            return live.view()
+        with self._meta.session() as s:
+            record = repo.get_run(s, tenant, run_id)
+            view = _stored_view(record)
+        if view.run["status"] == STARTED and _is_orphan(record, self.limits.max_run_seconds):
+            with self._meta.session(immediate=True) as s:
+                repo.finish_run(s, run_id, FAILED, error=_orphan_message(self.limits))
+            return self.get(tenant, run_id)
+        return view
+
+    def watch(self, tenant: Tenant, run_id: str, wake: Callable[[], None]) -> float:
+        """Call ``wake`` (from a worker thread) when the run settles.
+
+        Returns the seconds left before the run's time limit, or 0 when there is
+        nothing to wait for (settled, or not a run of this process).
+        """
+        live = self._live_run(tenant, run_id)
+        if live is None:
+            return 0.0
+        with self._lock:
+            if live.status != STARTED:
+                return 0.0
+            live.watchers.append(wake)
+        return max(0.0, live.deadline - time.monotonic())
+
+    def _live_run(self, tenant: Tenant, run_id: str) -> _LiveRun | None:
+        with self._lock:
+            live = self._live.get(run_id)
+        if live is None or live.tenant != tenant:
+            return None
+        return live
+
+
+def _stored_view(record: QueryRun) -> RunView:
+    run: dict[str, Any] = {
+        "id": record.id,
+        "query_id": record.query_id,
+        "from": record.from_ms,
+        "to": record.to_ms,
+        "limit": record.limit,
+        "offset": record.offset,
+        "granularity": record.granularity,
+        "status": record.status,
+    }
+    if record.error is not None:
+        run["error"] = record.error
+    data = record.result.encode() if record.result is not None else None
+    return RunView(run, data)
+
+
+def _is_orphan(record: QueryRun, max_run_seconds: float) -> bool:
+    age = (datetime.now(UTC) - record.created_at).total_seconds()
+    return age > max_run_seconds + ORPHAN_MARGIN_SECONDS
+
+
+def _orphan_message(limits: RunLimits) -> str:
+    return (
+        f"the query run did not finish within its limit of {limits.max_run_seconds:g} s "
+        "(the server may have restarted); run it again"
+    )
