@@ -61,6 +61,33 @@ class Settings(BaseSettings):
     query_runs_per_minute: int = Field(300, description="Query run creations per workspace.")
     query_threads: int = Field(4, description="Query runs executing at once (worker threads).")
 
+    # Accounts, console and OAuth (see docs/integrations.md).
+    oauth_code_lifetime: int = Field(180, description="Seconds an authorization code is valid.")
+    oauth_access_token_lifetime: int = Field(86400, description="Seconds an access token lives.")
+    oauth_refresh_token_lifetime: int = Field(
+        365 * 86400, description="Absolute lifetime of a refresh token, in seconds."
+    )
+    oauth_refresh_token_idle: int = Field(
+        90 * 86400, description="A refresh token unused for this many seconds expires."
+    )
+    session_lifetime: int = Field(7 * 86400, description="Seconds a console login lasts.")
+    auth_failure_window: int = Field(
+        300, description="Window (seconds) of the failed-authentication limits below."
+    )
+    auth_failures_per_ip: int = Field(
+        50, description="Failed logins and client authentications per address and window."
+    )
+    auth_failures_per_account: int = Field(
+        10, description="Failed logins per email, or client authentications per client, per window."
+    )
+    secure_cookies: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="Secure cookie flag; auto: when the request is https (or X-Forwarded-Proto).",
+    )
+    secret_key: str | None = Field(
+        None, description="Signs CSRF tokens; default: a random key kept in data_dir/secret.key."
+    )
+
     @property
     def resolved_database_url(self) -> str:
         if self.database_url:

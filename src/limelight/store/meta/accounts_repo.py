@@ -1,0 +1,104 @@
+"""Users, workspace memberships and console sessions. Sessions come from ``MetaDB.session``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from limelight.errors import BadRequest, Conflict, NotFound
+from limelight.ids import new_id
+from limelight.store.meta.accounts_models import ConsoleSession, Membership, User
+from limelight.store.meta.models import Workspace
+
+
+def aware(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; everything we store is UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def normalise_email(email: str) -> str:
+    email = email.strip().lower()
+    local, at, domain = email.partition("@")
+    if not (local and at and domain) or len(email) > 254 or any(c.isspace() for c in email):
+        raise BadRequest(f"{email!r} is not an email address")
+    return email
+
+
+def create_user(s: Session, email: str, password_hash: str, now: datetime) -> User:
+    email = normalise_email(email)
+    if user_by_email(s, email) is not None:
+        raise Conflict(f"a user with email {email!r} exists")
+    user = User(id=new_id(), email=email, password_hash=password_hash, created_at=now)
+    s.add(user)
+    s.flush()
+    return user
+
+
+def user_by_email(s: Session, email: str) -> User | None:
+    return s.scalar(select(User).where(User.email == email.strip().lower()))
+
+
+def find_user(s: Session, ref: str) -> User:
+    """By id or by email."""
+    user = s.get(User, ref) or user_by_email(s, ref)
+    if user is None:
+        raise NotFound(f"no user {ref!r}")
+    return user
+
+
+def list_users(s: Session) -> list[User]:
+    return list(s.scalars(select(User).order_by(User.created_at)))
+
+
+def add_member(s: Session, user: User, workspace: Workspace, now: datetime) -> bool:
+    """Idempotent; True when the membership is new."""
+    if s.get(Membership, (user.id, workspace.id)) is not None:
+        return False
+    s.add(Membership(user_id=user.id, workspace_id=workspace.id, created_at=now))
+    s.flush()
+    return True
+
+
+def workspaces_of(s: Session, user_id: str) -> list[Workspace]:
+    return list(
+        s.scalars(
+            select(Workspace)
+            .join(Membership, Membership.workspace_id == Workspace.id)
+            .where(Membership.user_id == user_id)
+            .order_by(Workspace.name)
+        )
+    )
+
+
+def is_member(s: Session, user_id: str, workspace_id: str) -> bool:
+    return s.get(Membership, (user_id, workspace_id)) is not None
+
+
+def create_session(
+    s: Session, user: User, token_hash: str, now: datetime, lifetime: int
+) -> ConsoleSession:
+    row = ConsoleSession(
+        id=new_id(),
+        token_hash=token_hash,
+        user_id=user.id,
+        created_at=now,
+        expires_at=now + timedelta(seconds=lifetime),
+    )
+    s.add(row)
+    s.flush()
+    return row
+
+
+def session_user(s: Session, token_hash: str, now: datetime) -> User | None:
+    row = s.execute(
+        select(ConsoleSession, User)
+        .join(User, User.id == ConsoleSession.user_id)
+        .where(ConsoleSession.token_hash == token_hash, ConsoleSession.expires_at > now)
+    ).first()
+    return row[1] if row else None
+
+
+def delete_session(s: Session, token_hash: str) -> None:
+    s.execute(delete(ConsoleSession).where(ConsoleSession.token_hash == token_hash))
