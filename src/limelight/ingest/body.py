@@ -44,9 +44,13 @@ class BodyReader:
         data = chunk
         try:
             while data:
+                if self._inflater.eof:
+                    # Concatenated gzip members form one valid gzip stream (RFC 1952).
+                    self._inflater = zlib.decompressobj(32 + 15)
+                # At most limit+1 bytes out per call: enough to know the limit is passed.
                 out = self._inflater.decompress(data, self._limit - self._size + 1)
                 self._append(out)
-                data = self._inflater.unconsumed_tail
+                data = self._inflater.unconsumed_tail or self._inflater.unused_data
         except zlib.error as exc:
             raise BadRequest("the body is not valid gzip") from exc
 

@@ -57,18 +57,23 @@ def event_time_ms(event: dict[str, Any], received_ms: int) -> int:
     return received_ms
 
 
+# What JavaScript clients send for a value they do not have.
+_ABSENT = ("", "undefined", "null")
+
+
 def header_name(value: str | None) -> str | None:
-    """A service or namespace from a header; clients send the literal 'undefined'."""
+    """A service or namespace as given, or None when it says "nothing" ('undefined')."""
     if value is None:
         return None
     value = value.strip()
-    return None if value in ("", "undefined", "null") else value
+    return None if value in _ABSENT else value
 
 
 def pick_name(header: str | None, event: dict[str, Any], key: str) -> str:
+    """The header's name, else the event's own field ``key``, else 'default'."""
     if header is not None:
         return header
     value = event.get(key)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
+    if isinstance(value, str):
+        return header_name(value) or DEFAULT_NAME
     return DEFAULT_NAME

@@ -10,7 +10,7 @@ from limelight.errors import BadRequest
 from limelight.ids import new_id
 from limelight.ingest.batch import dumps, parse_batch
 from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_name
-from limelight.ingest.redact import BODY_HINT, redact
+from limelight.ingest.redact import may_hold_secrets, redact
 from limelight.store.events.base import EventRow, EventStore, Tenant
 
 DATASET_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
@@ -69,9 +69,8 @@ def ingest_body(
 ) -> IngestOutcome:
     """Validate and store one Events API batch. Returns after the valid events are stored."""
     batch = parse_batch(body, max_event_bytes)
-    may_hold_secrets = BODY_HINT.search(body) is not None
     rows = build_rows(
-        origin, [(v.event, v.raw) for v in batch.valid], may_hold_secrets, batch.exact
+        origin, [(v.event, v.raw) for v in batch.valid], may_hold_secrets(body), batch.exact
     )
     store.insert(origin.tenant, rows)
     return IngestOutcome(accepted=len(rows), invalid=batch.invalid)
