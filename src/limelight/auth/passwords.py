@@ -1,0 +1,49 @@
+"""Human passwords: argon2id with OWASP's parameters (m=19 MiB, t=2, p=1).
+
+People choose passwords, so unlike our 256-bit secrets they need a slow,
+salted, memory-hard hash.
+"""
+
+from __future__ import annotations
+
+from argon2 import PasswordHasher, Type
+from argon2.exceptions import InvalidHashError, VerificationError
+
+MIN_LENGTH = 10
+MAX_LENGTH = 1024  # argon2 takes any length; a cap keeps one request cheap
+
+_hasher = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1, type=Type.ID)
+# Verified against when the email is unknown, so a miss costs as long as a hit
+# and response times do not reveal which accounts exist.
+_DUMMY_HASH = _hasher.hash("not a real password, only here for the timing")
+
+
+class WeakPassword(ValueError):
+    pass
+
+
+def check_strength(password: str) -> None:
+    if len(password) < MIN_LENGTH:
+        raise WeakPassword(f"a password needs at least {MIN_LENGTH} characters")
+    if len(password) > MAX_LENGTH:
+        raise WeakPassword(f"a password has at most {MAX_LENGTH} characters")
+
+
+def hash_password(password: str) -> str:
+    check_strength(password)
+    return _hasher.hash(password)
+
+
+def verify_password(stored_hash: str | None, password: str) -> bool:
+    """True when ``password`` matches; ``stored_hash=None`` spends the same time and fails."""
+    if len(password) > MAX_LENGTH:
+        return False
+    try:
+        _hasher.verify(stored_hash or _DUMMY_HASH, password)
+    except (VerificationError, InvalidHashError):
+        return False
+    return stored_hash is not None
+
+
+def needs_rehash(stored_hash: str) -> bool:
+    return _hasher.check_needs_rehash(stored_hash)
