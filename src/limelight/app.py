@@ -10,11 +10,13 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from limelight.api.events import create_events_app
+from limelight.api.oauth import install_oauth
 from limelight.api.otel import create_otel_app
 from limelight.api.problems import install_error_handlers
 from limelight.api.queries import router as queries_router
 from limelight.api.query_runs import router as query_runs_router
 from limelight.api.recent import router as recent_router
+from limelight.console import install_console
 from limelight.runtime import Runtime
 from limelight.settings import Settings
 
@@ -47,6 +49,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         return {"status": "ok"}
 
     app.include_router(recent_router)
+    install_oauth(app, rt)
+    install_console(app, rt)
     app.include_router(queries_router)
     app.include_router(query_runs_router)
 

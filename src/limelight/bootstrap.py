@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from limelight.store.meta import repos
-from limelight.store.meta.models import ApiKey, Environment, Workspace
+from limelight.auth.passwords import hash_password
+from limelight.store.meta import accounts_repo, repos
+from limelight.store.meta.accounts_models import User
+from limelight.store.meta.models import ApiKey, Environment, Workspace, utcnow
 
 DEFAULT_WORKSPACE = "default"
 DEFAULT_ENVIRONMENT = "prod"
 BOOTSTRAP_KEY_NAME = "bootstrap"
+ADMIN_EMAIL = "admin@limelight.local"
 
 
 @dataclass
@@ -23,6 +27,8 @@ class BootstrapResult:
     admin_key: str | None  # None when it was created earlier: admin keys are shown once
     admin_key_display: str
     created: bool
+    admin_email: str = ADMIN_EMAIL
+    admin_password: str | None = None  # only when the admin user was just created
 
 
 def _bootstrap_key(s: Session, env: Environment, kind: str) -> ApiKey | None:
@@ -65,4 +71,23 @@ def ensure_default(s: Session, redact: bool = True) -> BootstrapResult:
         created = True
     else:
         admin_display = admin.display
-    return BootstrapResult(ws.id, env.id, ingest_value, admin_value, admin_display, created)
+    user, password = _ensure_admin_user(s, ws)
+    # The bootstrap keys act for the admin user (the author of what they create).
+    for key in repos.list_keys(s, env):
+        if key.name == BOOTSTRAP_KEY_NAME and key.user_id is None:
+            key.user_id = user.id
+    created = created or password is not None
+    return BootstrapResult(
+        ws.id, env.id, ingest_value, admin_value, admin_display, created, user.email, password
+    )
+
+
+def _ensure_admin_user(s: Session, ws: Workspace) -> tuple[User, str | None]:
+    """The admin user, a member of the default workspace; the password when just made."""
+    user = accounts_repo.user_by_email(s, ADMIN_EMAIL)
+    password = None
+    if user is None:
+        password = secrets.token_urlsafe(18)
+        user = accounts_repo.create_user(s, ADMIN_EMAIL, hash_password(password), utcnow())
+    accounts_repo.add_member(s, user, ws, utcnow())
+    return user, password

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from limelight.bootstrap import BootstrapResult, ensure_default
+from limelight.cli_accounts import integrations, users
 from limelight.settings import Settings
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
@@ -27,6 +28,8 @@ keys = typer.Typer(no_args_is_help=True, help="Create, list and revoke API keys.
 app.add_typer(workspaces, name="workspaces")
 app.add_typer(environments, name="environments")
 app.add_typer(keys, name="keys")
+app.add_typer(users, name="users")
+app.add_typer(integrations, name="integrations")
 
 console = Console()
 
@@ -59,6 +62,16 @@ def _print_bootstrap(result: BootstrapResult, settings: Settings) -> None:
             f"[bold]Admin key[/]   {result.admin_key_display} [dim](shown only when created; "
             "make another with: limelight keys create --kind admin)[/]"
         )
+    if result.admin_password:
+        console.print(f"[bold]Admin user[/]  {result.admin_email}")
+        console.print(
+            f"[bold]Password[/]    {result.admin_password}  [dim](shown once: keep it)[/]"
+        )
+    else:
+        console.print(
+            f"[bold]Admin user[/]  {result.admin_email} [dim](password shown when created)[/]"
+        )
+    console.print(f"[bold]Console[/]     {settings.base_url}/")
     console.print(f"[bold]Events URL[/]  {settings.events_url}/v1/<dataset>")
     console.print(f"[bold]Queries URL[/] {settings.queries_url}/v1/queries")
     console.print(f"[bold]OAuth URL[/]   {settings.auth_url}/oauth")
@@ -79,6 +92,8 @@ def bootstrap(as_json: JsonFlag = False) -> None:
                 "environmentId": result.environment_id,
                 "ingestKey": result.ingest_key,
                 "adminKey": result.admin_key,
+                "adminEmail": result.admin_email,
+                "adminPassword": result.admin_password,
             }
         )
     else:

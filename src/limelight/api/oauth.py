@@ -1,0 +1,81 @@
+"""``/oauth/token``, ``/oauth/revoke`` and ``/oauth/environments`` (api-spec 4.1-4.3).
+
+Only HTTP lives here; ``limelight.auth.oauth.server`` decides. The consent
+page, ``/oauth/authorize``, is part of the console.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from limelight.api.problems import json_response
+from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
+from limelight.auth.throttle import FailedAuthThrottle
+from limelight.runtime import Runtime
+
+router = APIRouter(include_in_schema=False)
+ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+def server_of(request: Request) -> OAuthServer:
+    server: OAuthServer = request.app.state.oauth
+    return server
+
+
+def to_response(answer: OAuthResponse) -> Response:
+    if answer.body is None:
+        return Response(status_code=answer.status, headers=answer.headers)
+    return json_response(answer.body, answer.status, answer.headers)
+
+
+def wrong_method(allowed: str) -> Response:
+    body = {"error": "invalid_request", "message": f"use {allowed}"}
+    return json_response(body, 405, {**NO_STORE, "Allow": allowed})
+
+
+async def http_input(request: Request) -> HttpInput:
+    return HttpInput(
+        content_type=request.headers.get("content-type"),
+        body=await request.body(),
+        query=request.url.query,
+        authorization=request.headers.get("authorization"),
+        client_ip=request.client.host if request.client else "unknown",
+    )
+
+
+@router.api_route("/oauth/token", methods=ANY_METHOD)
+async def token(request: Request) -> Response:
+    if request.method != "POST":
+        return wrong_method("POST")
+    answer = await run_in_threadpool(server_of(request).token, await http_input(request))
+    return to_response(answer)
+
+
+@router.api_route("/oauth/revoke", methods=ANY_METHOD)
+async def revoke(request: Request) -> Response:
+    if request.method != "POST":
+        return wrong_method("POST")
+    answer = await run_in_threadpool(server_of(request).revoke, await http_input(request))
+    return to_response(answer)
+
+
+@router.api_route("/oauth/environments", methods=ANY_METHOD)
+async def environments(request: Request) -> Response:
+    if request.method != "GET":
+        return wrong_method("GET")
+    answer = await run_in_threadpool(
+        server_of(request).environments,
+        request.headers.get("authorization"),
+        request.url.query,
+    )
+    return to_response(answer)
+
+
+def install_oauth(app: FastAPI, runtime: Runtime) -> None:
+    throttle = getattr(app.state, "auth_throttle", None) or FailedAuthThrottle(runtime.settings)
+    app.state.auth_throttle = throttle
+    app.state.oauth = OAuthServer(runtime.meta, runtime.settings, throttle)
+    app.include_router(router)

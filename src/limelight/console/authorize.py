@@ -1,0 +1,116 @@
+"""``/oauth/authorize``: the consent page a developer sees when installing an integration."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from limelight.api.deps import runtime_of
+from limelight.auth.oauth.authorize import (
+    AuthorizeRequest,
+    ErrorPage,
+    ErrorRedirect,
+    approve,
+    check_request,
+    choices,
+    deny,
+)
+from limelight.auth.sessions import SessionUser
+from limelight.console.render import error_page, origin_of, render, see_other
+from limelight.console.routes import current_user, login_redirect, sessions_of
+from limelight.store.meta.models import utcnow
+
+router = APIRouter(include_in_schema=False)
+
+
+def _consent_page(
+    request: Request,
+    req: AuthorizeRequest,
+    user: SessionUser,
+    workspace_id: str | None,
+    error: str | None = None,
+    status: int = 200,
+) -> Response:
+    options = choices(runtime_of(request).meta, user.user_id)
+    chosen = next((c for c in options if c.workspace.id == workspace_id), None)
+    if chosen is None and options:
+        chosen = options[0]
+    return render(
+        "consent.html",
+        status,
+        form_target=origin_of(req.redirect_uri),
+        user=user,
+        req=req,
+        hidden=req.hidden_fields(),
+        csrf=sessions_of(request).csrf_token(user.binding),
+        choices=options,
+        chosen=chosen,
+        error=error,
+    )
+
+
+async def _checked(request: Request, pairs: Sequence[tuple[str, str]]) -> AuthorizeRequest:
+    return await run_in_threadpool(check_request, runtime_of(request).meta, pairs)
+
+
+@router.get("/oauth/authorize")
+async def authorize(request: Request) -> Response:
+    try:
+        req = await _checked(request, list(request.query_params.multi_items()))
+    except ErrorPage as exc:
+        return error_page(exc.message, exc.status)
+    except ErrorRedirect as exc:
+        return see_other(exc.url)
+    user = await current_user(request)
+    if user is None:
+        return login_redirect(request)
+    workspace_id = request.query_params.get("workspace")
+    return await run_in_threadpool(_consent_page, request, req, user, workspace_id)
+
+
+@router.post("/oauth/authorize")
+async def decide(request: Request) -> Response:
+    form = await request.form()
+    pairs = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+    try:
+        req = await _checked(request, pairs)
+    except ErrorPage as exc:
+        return error_page(exc.message, exc.status)
+    except ErrorRedirect as exc:
+        return see_other(exc.url)
+    user = await current_user(request)
+    if user is None:
+        return error_page("Your login has ended: open the installation link again.", 401)
+    csrf = form.get("csrf")
+    if not sessions_of(request).csrf_ok(user.binding, csrf if isinstance(csrf, str) else None):
+        return error_page("The form expired; open the installation link again.", 403)
+    decision = form.get("decision")
+    if decision == "deny":
+        return see_other(deny(req))
+    if decision != "approve":
+        return error_page("Choose Approve or Deny.", 400)
+    workspace = form.get("workspace")
+    environments = [v for v in form.getlist("environment") if isinstance(v, str)]
+    settings = runtime_of(request).settings
+    try:
+        url = await run_in_threadpool(
+            lambda: approve(
+                runtime_of(request).meta,
+                req,
+                user_id=user.user_id,
+                workspace_id=workspace if isinstance(workspace, str) else "",
+                environment_ids=environments,
+                now=utcnow(),
+                lifetime=settings.oauth_code_lifetime,
+            )
+        )
+    except ErrorPage as exc:
+        workspace_id = workspace if isinstance(workspace, str) else None
+        return await run_in_threadpool(
+            _consent_page, request, req, user, workspace_id, exc.message, exc.status
+        )
+    return see_other(url)

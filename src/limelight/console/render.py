@@ -1,0 +1,89 @@
+"""Rendering console pages: Jinja2 with autoescaping, and the headers every page carries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse
+
+from limelight.settings import Settings
+
+HERE = Path(__file__).parent
+templates = Environment(
+    loader=FileSystemLoader(HERE / "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+)
+
+
+def page_headers(form_target: str | None = None) -> dict[str, str]:
+    """No framing (clickjacking a consent button), no referrer (codes and states in
+    URLs), no caching, no scripts at all. ``form_target`` is the one other origin a
+    form may lead to: browsers apply form-action to the redirect after a POST."""
+    form_action = "'self'" + (f" {form_target}" if form_target else "")
+    csp = (
+        "default-src 'none'; img-src 'self'; style-src 'self'; "
+        f"form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
+    )
+    return {
+        "Content-Security-Policy": csp,
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+        "X-Content-Type-Options": "nosniff",
+    }
+
+
+def render(
+    name: str, status: int = 200, form_target: str | None = None, **context: Any
+) -> HTMLResponse:
+    html = templates.get_template(name).render(**context)
+    return HTMLResponse(html, status_code=status, headers=page_headers(form_target))
+
+
+def error_page(message: str, status: int = 400, **headers: str) -> HTMLResponse:
+    response = render("error.html", status, message=message, user=None)
+    response.headers.update(headers)
+    return response
+
+
+def see_other(url: str) -> RedirectResponse:
+    """303: after a POST the browser must GET the next page (RFC 9700 4.12; never 307)."""
+    response = RedirectResponse(url, status_code=303)
+    response.headers.update({"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+    return response
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def is_https(request: Request, settings: Settings) -> bool:
+    """Whether cookies get the Secure flag: behind a TLS-terminating proxy the request
+    itself is http, so X-Forwarded-Proto counts too. A forged header only makes the
+    cookie stricter for whoever forged it."""
+    if settings.secure_cookies != "auto":
+        return settings.secure_cookies == "always"
+    forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    return (
+        request.url.scheme == "https"
+        or forwarded == "https"
+        or settings.base_url.startswith("https://")
+    )
+
+
+def client_ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def safe_next(value: str | None) -> str:
+    """Only a path on this server: never an open redirect to somewhere else."""
+    if not value or not value.startswith("/") or value.startswith(("//", "/\\")):
+        return "/"
+    if any(c in value for c in "\\\r\n\t") or urlsplit(value).netloc:
+        return "/"
+    return value
