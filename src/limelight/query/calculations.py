@@ -1,8 +1,8 @@
 """Calculations as data: operator -> aggregate SQL template and what it reads.
 
 ``{n}`` is the key as a number (NULL when it holds anything else, so strings,
-booleans and missing keys are skipped), ``{x}`` the key's value of any type and
-``{e}`` its presence. Percentiles use ``quantileExactInclusive``: exact, and
+booleans and missing keys are skipped), ``{k}`` the key as one kind, for the
+calculations applied to each kind and summed. Percentiles use ``quantileExactInclusive``: exact, and
 the same definition as linear interpolation between closest ranks
 (numpy's default, Python's ``statistics.quantiles(method="inclusive")``).
 """
@@ -18,6 +18,7 @@ class CalculationSpec:
     name: str
     template: str
     needs_key: bool = True
+    per_kind: bool = False  # applied to the key as each kind ({k}) and summed
 
 
 def _percentile(name: str, level: str) -> CalculationSpec:
@@ -42,8 +43,10 @@ CALCULATIONS: Mapping[str, CalculationSpec] = {
     for spec in (
         # COUNT with a key counts the events where the key is present.
         CalculationSpec("COUNT", "count()", needs_key=False),
-        CalculationSpec("COUNT_DISTINCT", "uniqExact({x})"),
-        CalculationSpec("SUM", "sum({n})"),
+        # Per kind, summed: "5" and 5 are two values, 5 and 5.0 one. uniqCombined64 at
+        # precision 20 is exact (a hash set) well past 10,000 values, then HyperLogLog.
+        CalculationSpec("COUNT_DISTINCT", "uniqCombined64(20)({k})", per_kind=True),
+        CalculationSpec("SUM", "ifNull(sum({n}), 0)"),  # the sum of no numbers is 0
         CalculationSpec("AVG", "avg({n})"),
         CalculationSpec("MIN", "min({n})"),
         CalculationSpec("MAX", "max({n})"),

@@ -235,9 +235,13 @@ def _select_values(fields: QueryFields) -> tuple[list[str], list[str]]:
             sql.append(spec.template)
             continue
         key = key_expr(calc.key)
-        template = COUNT_WITH_KEY if calc.operator == "COUNT" else spec.template
-        number = key.scalars.get("number", "NULL")
-        sql.append(template.format(n=number, x=key.value, e=key.exists))
+        if calc.operator == "COUNT":
+            sql.append(COUNT_WITH_KEY.format(e=key.exists))
+        elif spec.per_kind:
+            parts = [f"ifNull({spec.template.format(k=expr)}, 0)" for expr in key.scalars.values()]
+            sql.append(" + ".join(parts))
+        else:
+            sql.append(spec.template.format(n=key.scalars.get("number", "NULL")))
     return names, sql
 
 

@@ -85,13 +85,16 @@ class QueryFields(_Model):
     description: StrictStr | None = None
 
 
+_UNION_TAGS = {"bool", "int", "float", "str", "none"}
+
+
 def _field_path(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif not part[:1].isalpha() and part[:1] != "_":
-            continue  # pydantic's union branch labels such as "list[...]"
+        elif part in _UNION_TAGS or "[" in part or part[:1].isupper():
+            continue  # pydantic's labels of union branches: "str", "list[...]", "KeyRef"
         else:
             out += f".{part}" if out else part
     return out

@@ -1,0 +1,529 @@
+"""An independent, plain-Python statement of the query semantics, and varied test events.
+
+``evaluate`` answers a query over in-memory events the slow, obvious way; the
+chDB tests compare the compiled SQL's answers with it. It shares no code with
+``limelight.query`` beyond the names of the operations, so a mistake in the
+compiler shows up as a disagreement here.
+
+Semantics (the README quotes the table in ``limelight/query/__init__.py``):
+- A key is a dotted path through nested objects (``a.b`` also finds a key named
+  ``"a.b"``); keys ``_timestamp``, ``_dataset``, ``_service``, ``_namespace``,
+  ``_id`` are the system fields. A JSON null is the same as a missing key.
+- Values have a kind: string, number (not booleans), boolean, or array.
+  A comparison only matches values of the kind of the filter's value.
+- Negated operations (!=, NOT_LIKE, DOES_NOT_INCLUDE, NOT_IN) match when the
+  key is present and the positive operation does not match.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+SYSTEM = ("_timestamp", "_dataset", "_service", "_namespace", "_id")
+PERCENTILES = {
+    "MEDIAN": 0.5,
+    "P001": 0.001,
+    "P01": 0.01,
+    "P05": 0.05,
+    "P10": 0.1,
+    "P25": 0.25,
+    "P75": 0.75,
+    "P90": 0.9,
+    "P95": 0.95,
+    "P99": 0.99,
+    "P999": 0.999,
+}
+NUMBER_TEXT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+# ---------------------------------------------------------------- events
+
+
+def generate_events(count: int, seed: int, now_ms: int, span_ms: int) -> list[dict[str, Any]]:
+    """Varied events: mixed types per key, missing keys, nesting, dotted keys, arrays.
+
+    Floats are multiples of 1/8 so that sums are exact in binary floating point
+    and SUM / AVG can be compared exactly.
+    """
+    rnd = random.Random(seed)
+    services = ["api", "web", "worker", "Billing", "ünïcode"]
+    words = ["alpha", "beta", "gamma", "delta", "error", "Timeout", "user_login", "50% off"]
+    events = []
+    for _ in range(count):
+        event: dict[str, Any] = {"timestamp": now_ms - rnd.randrange(span_ms)}
+        if rnd.random() < 0.95:
+            event["service"] = rnd.choice(services)
+        if rnd.random() < 0.5:
+            event["namespace"] = rnd.choice(["ns-a", "ns-b", "lambda-x"])
+        event["message"] = f"{rnd.choice(words)} {rnd.choice(words)} #{rnd.randrange(100)}"
+        roll = rnd.random()
+        if roll < 0.55:
+            event["duration"] = rnd.randrange(0, 5000)
+        elif roll < 0.8:
+            event["duration"] = rnd.randrange(-800, 40000) / 8
+        elif roll < 0.87:
+            event["duration"] = str(rnd.randrange(0, 100))  # a number sent as text
+        elif roll < 0.92:
+            event["duration"] = None
+        event["status"] = rnd.choice([200, 200, 200, 201, 404, 500, "ok", True])
+        if rnd.random() < 0.7:
+            event["ok"] = rnd.random() < 0.8
+        event["requestId"] = f"req-{rnd.randrange(3000):05d}"
+        roll = rnd.random()
+        if roll < 0.3:
+            event["tags"] = rnd.sample(["red", "green", "blue", "Red"], rnd.randrange(1, 4))
+        elif roll < 0.45:
+            event["tags"] = rnd.sample([1, 2, 3, 10], rnd.randrange(1, 3))
+        elif roll < 0.5:
+            event["tags"] = "red,green"  # text that merely looks like a list
+        if rnd.random() < 0.6:
+            event["data"] = {
+                "userId": f"u{rnd.randrange(60)}",
+                "http": {"status": rnd.choice([200, 302, 404, 503])},
+            }
+            if rnd.random() < 0.3:
+                event["data"]["depth"] = {"level": rnd.randrange(5), "name": rnd.choice(words)}
+        if rnd.random() < 0.5:
+            event["http.method"] = rnd.choice(["GET", "POST", "PUT", "get"])
+        if rnd.random() < 0.2:
+            event["limit"] = rnd.randrange(0, 50)
+        if rnd.random() < 0.05:
+            event["we`ird\\key"] = {"sp ace": rnd.choice([1, "x"])}
+        if rnd.random() < 0.1:
+            event["ratio"] = rnd.choice([0.5, 0.25, 1, 2.75])
+        events.append(event)
+    return events
+
+
+# ---------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Record:
+    """One stored event as the reference sees it."""
+
+    event: dict[str, Any]
+    raw: str
+    system: dict[str, Any]  # _timestamp, _dataset, _service, _namespace, _id as stored
+    flat: dict[str, Any]  # every leaf path -> value (null leaves left out)
+
+
+def _leaves(obj: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for name, value in obj.items():
+        path = f"{prefix}{name}"
+        if isinstance(value, dict):
+            yield from _leaves(value, path + ".")
+        elif value is not None:
+            yield path, value
+
+
+def make_record(event: dict[str, Any], raw: bytes, system: dict[str, Any]) -> Record:
+    return Record(event, raw.decode(), system, dict(_leaves(event)))
+
+
+def kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "other"
+
+
+def get(record: Record, key: str) -> Any:
+    """The key's value, or None when missing (or an object, which has no single value)."""
+    if key in SYSTEM:
+        return record.system[key]
+    return record.flat.get(key)
+
+
+# ---------------------------------------------------------------- filters
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _as_kind(value: Any, kind: str) -> Any:
+    return value if value is not None and kind_of(value) == kind else None
+
+
+def _list_values(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    out: list[Any] = []
+    for part in str(value).split(","):
+        part = part.strip()
+        if part:
+            out.append(part)
+            if NUMBER_TEXT.fullmatch(part):
+                out.append(float(part))
+    return out
+
+
+def _positive(op: str, actual: Any, value: Any, record: Record) -> bool:
+    if op in ("IN",):
+        return any(
+            _as_kind(actual, kind_of(v)) is not None and actual == v for v in _list_values(value)
+        )
+    if isinstance(value, dict):  # {key, type}: the other key's value of that kind
+        kind = value.get("type") or "string"
+        operand = _as_kind(get(record, value["key"]), kind)
+        if operand is None:
+            return False
+    else:
+        kind, operand = kind_of(value), value
+    if op == "INCLUDES":
+        if isinstance(actual, list):
+            return any(kind_of(el) == kind and el == operand for el in actual)
+        return kind == "string" and isinstance(actual, str) and operand in actual
+    mine = _as_kind(actual, kind)
+    if mine is None:
+        return False
+    checks = {
+        "=": lambda: mine == operand,
+        ">": lambda: mine > operand,
+        ">=": lambda: mine >= operand,
+        "<": lambda: mine < operand,
+        "<=": lambda: mine <= operand,
+        "LIKE": lambda: _like(operand).fullmatch(mine) is not None,
+        "MATCH_REGEX": lambda: re.search(operand, mine) is not None,
+        "STARTS_WITH": lambda: mine.startswith(operand),
+    }
+    return bool(checks[op]())
+
+
+NEGATIONS = {"!=": "=", "NOT_LIKE": "LIKE", "DOES_NOT_INCLUDE": "INCLUDES", "NOT_IN": "IN"}
+
+
+def matches_filter(record: Record, flt: Mapping[str, Any]) -> bool:
+    op, actual = flt["operation"], get(record, flt["key"])
+    if op == "EXISTS":
+        return actual is not None
+    if op == "DOES_NOT_EXIST":
+        return actual is None
+    if op in NEGATIONS:
+        return actual is not None and not _positive(NEGATIONS[op], actual, flt.get("value"), record)
+    return actual is not None and _positive(op, actual, flt.get("value"), record)
+
+
+def _needle(record: Record, needle: Mapping[str, Any]) -> bool:
+    text, value = record.raw, needle["value"]
+    if needle.get("isRegex"):
+        flags = 0 if needle.get("matchCase") else re.IGNORECASE
+        return re.search(value, text, flags) is not None
+    if needle.get("matchCase"):
+        return value in text
+    return value.translate(ASCII_UPPER) in text.translate(ASCII_UPPER)
+
+
+def _namespaces(record: Record, namespaces: list[Mapping[str, str]]) -> bool:
+    wanted: dict[str, set[str]] = {}
+    for ns in namespaces:
+        field = ns["type"] if ns["type"] in ("dataset", "service") else "namespace"
+        wanted.setdefault(field, set()).add(ns["value"])
+    return all(record.system[f"_{field}"] in values for field, values in wanted.items())
+
+
+def select(records: list[Record], query: Mapping[str, Any], frm: int, to: int) -> list[Record]:
+    out = []
+    for r in records:
+        if not frm <= r.system["_timestamp"] < to:
+            continue
+        if not _namespaces(r, query.get("namespaces") or []):
+            continue
+        filters = query.get("filters") or []
+        hits = [matches_filter(r, f) for f in filters]
+        combine = any if query.get("filter_combination") == "OR" else all
+        if filters and not combine(hits):
+            continue
+        if query.get("needle") and not _needle(r, query["needle"]):
+            continue
+        out.append(r)
+    return out
+
+
+# ---------------------------------------------------------------- calculations
+
+
+def _percentile(values: list[float], level: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return None
+    xs = sorted(values)
+    h = (len(xs) - 1) * level
+    lo = math.floor(h)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
+
+
+def _sample_variance(values: list[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    mean = math.fsum(values) / len(values)
+    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+
+def _distinct_id(value: Any) -> tuple[str, Any] | None:
+    """Distinct strings, numbers (5 and 5.0 alike) and booleans; arrays are not counted."""
+    kind = kind_of(value)
+    if kind == "number":
+        return kind, float(value)
+    return (kind, value) if kind in ("string", "boolean") else None
+
+
+def calculate(operator: str, key: str | None, records: list[Record]) -> Any:
+    present = [v for v in (get(r, key) for r in records) if v is not None] if key else []
+    numbers = [v for v in present if kind_of(v) == "number"]
+    if operator == "COUNT":
+        return len(present) if key else len(records)
+    if operator == "COUNT_DISTINCT":
+        return len({_distinct_id(v) for v in present} - {None})
+    if operator == "SUM":
+        return sum(numbers)
+    if operator == "AVG":
+        return sum(numbers) / len(numbers) if numbers else None
+    if operator == "MIN":
+        return min(numbers) if numbers else None
+    if operator == "MAX":
+        return max(numbers) if numbers else None
+    if operator in PERCENTILES:
+        return _percentile([float(n) for n in numbers], PERCENTILES[operator])
+    variance = _sample_variance([float(n) for n in numbers])
+    if operator == "VARIANCE":
+        return variance
+    if operator == "STDDEV":
+        return None if variance is None else math.sqrt(variance)
+    raise ValueError(operator)
+
+
+def value_name(calc: Mapping[str, Any]) -> str:
+    if calc.get("alias"):
+        return str(calc["alias"])
+    return f"{calc['operator']}({calc['key']})" if calc.get("key") else str(calc["operator"])
+
+
+def group_id(groups: Mapping[str, Any]) -> str:
+    return orjson.dumps(groups, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _values(calcs: list[Mapping[str, Any]], records: list[Record]) -> dict[str, Any]:
+    values = {value_name(c): calculate(c["operator"], c.get("key"), records) for c in calcs}
+    values["_count"] = len(records)
+    return values
+
+
+def aggregate(
+    records: list[Record], query: Mapping[str, Any], frm: int, to: int, granularity: int
+) -> dict[str, Any]:
+    """{"aggregates": {group id: values}, "series": {(time, group id): values}} (unordered)."""
+    calcs = query.get("calculations") or [{"operator": "COUNT"}]
+    keys = [g["key"] for g in query.get("group_bys") or []]
+    chosen = select(records, query, frm, to)
+    groups: dict[str, list[Record]] = {}
+    buckets: dict[tuple[int, str], list[Record]] = {}
+    for r in chosen:
+        gid = group_id({k: get(r, k) for k in keys})
+        groups.setdefault(gid, []).append(r)
+        start = frm + (r.system["_timestamp"] - frm) // granularity * granularity
+        buckets.setdefault((start, gid), []).append(r)
+    if not keys and not groups:
+        groups[group_id({})] = []
+    return {
+        "aggregates": {gid: _values(calcs, rs) for gid, rs in groups.items()},
+        "series": {key: _values(calcs, rs) for key, rs in buckets.items()},
+    }
+
+
+# ---------------------------------------------------------------- events
+
+
+def _lookup(obj: Any, parts: list[str]) -> tuple[bool, Any]:
+    if not parts:
+        return True, obj
+    if not isinstance(obj, dict):
+        return False, None
+    for n in range(len(parts), 0, -1):
+        name = ".".join(parts[:n])
+        if name in obj:
+            found, value = _lookup(obj[name], parts[n:])
+            if found:
+                return found, value
+    return False, None
+
+
+def events(
+    records: list[Record], query: Mapping[str, Any], frm: int, to: int, limit: int, offset: int
+) -> dict[str, Any]:
+    chosen = select(records, query, frm, to)
+    chosen.sort(key=lambda r: (r.system["_timestamp"], r.system["_id"]), reverse=True)
+    page = chosen[offset : offset + limit]
+    out = []
+    for r in page:
+        whole = {**r.event, **r.system}
+        if not query.get("keys"):
+            out.append(whole)
+            continue
+        picked = {}
+        for spec in query["keys"]:
+            key = spec["key"]
+            found, value = (
+                (key in whole, whole.get(key))
+                if key in SYSTEM
+                else _lookup(r.event, key.split("."))
+            )
+            if found:
+                picked[key] = value
+        out.append(picked)
+    return {"events": out, "count": len(chosen)}
+
+
+# ---------------------------------------------------------------- storing and comparing
+
+
+def store_events(
+    store: Any, tenant: Any, dataset: str, batch: list[dict[str, Any]]
+) -> list[Record]:
+    """Store events the way the Events API does; the records carry the stored system fields."""
+    from limelight.ingest.service import Origin, build_rows
+
+    pairs = [(event, orjson.dumps(event)) for event in batch]
+    rows = build_rows(Origin(tenant, dataset), pairs, may_hold_secrets=False, exact=True)
+    store.insert(tenant, rows)
+    return [
+        make_record(
+            event,
+            raw,
+            {
+                "_timestamp": row.timestamp_ms,
+                "_dataset": row.dataset,
+                "_service": row.service,
+                "_namespace": row.namespace,
+                "_id": row.id,
+            },
+        )
+        for (event, raw), row in zip(pairs, rows, strict=True)
+    ]
+
+
+APPROXIMATE = {*PERCENTILES, "STDDEV", "VARIANCE"}
+
+
+def _close(actual: Any, expected: Any, approximate: bool) -> bool:
+    if actual is None or expected is None:
+        return actual is expected
+    if approximate:
+        return math.isclose(actual, expected, rel_tol=0.01, abs_tol=1e-9)
+    return bool(actual == expected)
+
+
+def value_mismatches(
+    query: Mapping[str, Any], actual: Mapping[str, Any], expected: Mapping[str, Any]
+) -> list[str]:
+    """Differences between a result's values and the reference: exact, or 1% where allowed."""
+    calcs = query.get("calculations") or [{"operator": "COUNT"}]
+    approx = {value_name(c): c["operator"] in APPROXIMATE for c in calcs}
+    out = []
+    if set(actual) != set(expected):
+        out.append(f"value names {sorted(actual)} != {sorted(expected)}")
+    for name, want in expected.items():
+        got = actual.get(name)
+        if not _close(got, want, approx.get(name, False)):
+            out.append(f"{name}: got {got!r}, expected {want!r}")
+    return out
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    return (1, 0) if value is None else (0, value)
+
+
+def check_calculations(
+    query: Mapping[str, Any],
+    data: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    limit: int,
+    buckets: int,
+) -> list[str]:
+    """Every difference between a run's aggregates and series and the reference."""
+    problems: list[str] = []
+    got = {group_id(a["groups"]): a["values"] for a in data["aggregates"]}
+    want = expected["aggregates"]
+    if len(got) != len(data["aggregates"]):
+        problems.append("the same group appears twice")
+    if len(want) <= limit and set(got) != set(want):
+        problems.append(f"groups {sorted(got)[:5]}... != {sorted(want)[:5]}...")
+    if len(want) > limit and (len(got) != limit or not set(got) <= set(want)):
+        problems.append(f"expected the top {limit} of {len(want)} groups, got {len(got)}")
+    for gid, values in got.items():
+        problems += [
+            f"group {gid}: {p}" for p in value_mismatches(query, values, want.get(gid, {}))
+        ]
+    for order in query.get("orders") or []:
+        if order["key"] in [g["key"] for g in query.get("group_bys") or []]:
+            continue
+        shown = [a["values"][order["key"]] for a in data["aggregates"]]
+        ranked = sorted(
+            (v[order["key"]] for v in want.values()),
+            key=_sort_key,
+            reverse=order["order"] == "DESCENDING",
+        )
+        if order["order"] == "DESCENDING":  # NULLs last in both directions
+            ranked = [v for v in ranked if v is not None] + [v for v in ranked if v is None]
+        approx = any(
+            c["operator"] in APPROXIMATE and value_name(c) == order["key"]
+            for c in query.get("calculations") or []
+        )
+        if not all(_close(a, b, approx) for a, b in zip(shown, ranked[: len(shown)], strict=True)):
+            problems.append(f"order by {order['key']}: {shown[:5]} vs {ranked[:5]}")
+        break  # later orders only break ties
+    if len(data["series"]) != buckets:
+        problems.append(f"{len(data['series'])} series buckets, expected {buckets}")
+    seen = set()
+    for bucket in data["series"]:
+        for point in bucket["data"]:
+            key = (bucket["time"], group_id(point["groups"]))
+            seen.add(key)
+            ref = expected["series"].get(key, {})
+            problems += [
+                f"series {key}: {p}" for p in value_mismatches(query, point["aggregates"], ref)
+            ]
+    if len(want) <= limit:
+        missing = {k for k in expected["series"] if k[1] in got} - seen
+        if missing:
+            problems.append(f"series points missing: {sorted(missing)[:3]}")
+    return problems
+
+
+# ---------------------------------------------------------------- one engine per test process
+
+_STORE: list[Any] = []
+
+
+def shared_chdb_store(tmp_path_factory: Any) -> Any:
+    """One chDB engine for the whole pytest process (chDB allows one path per process)."""
+    if not _STORE:
+        from limelight.store.events.chdb_store import ChdbEventStore
+
+        store = ChdbEventStore(tmp_path_factory.mktemp("query-chdb"))
+        store.start()
+        _STORE.append(store)
+    return _STORE[0]

@@ -1,0 +1,7 @@
+-- kind: calculations, granularity_ms: 60000
+-- aggregates
+SELECT count() AS v0, count() AS _count FROM limelight.events WHERE workspace_id = {p0:String} AND environment_id = {p1:String} AND timestamp >= fromUnixTimestamp64Milli({p2:Int64}) AND timestamp < fromUnixTimestamp64Milli({p3:Int64}) ORDER BY v0 DESC LIMIT {p4:UInt32} OFFSET {p5:UInt32} SETTINGS max_execution_time = 10, max_result_bytes = 6291456, result_overflow_mode = 'throw', allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1, output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0;
+-- params: {"p0": "ws_golden", "p1": "env_golden", "p2": 1795000000000, "p3": 1795003600000, "p4": 1, "p5": 0}
+-- series
+SELECT {p4:Int64} + intDiv(toUnixTimestamp64Milli(timestamp) - {p4:Int64}, {p5:Int64}) * {p5:Int64} AS _time, count() AS v0, count() AS _count FROM limelight.events WHERE workspace_id = {p0:String} AND environment_id = {p1:String} AND timestamp >= fromUnixTimestamp64Milli({p2:Int64}) AND timestamp < fromUnixTimestamp64Milli({p3:Int64}) GROUP BY _time ORDER BY _time ASC, v0 DESC LIMIT {p6:UInt32} SETTINGS max_execution_time = 10, max_result_bytes = 6291456, result_overflow_mode = 'throw', allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1, output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0;
+-- params: {"p0": "ws_golden", "p1": "env_golden", "p2": 1795000000000, "p3": 1795003600000, "p4": 1795000000000, "p5": 60000, "p6": 100000}

@@ -1,0 +1,7 @@
+-- kind: events, granularity_ms: 60000
+-- events
+SELECT raw, toUnixTimestamp64Milli(timestamp) AS _timestamp, dataset AS _dataset, service AS _service, namespace AS _namespace, id AS _id FROM limelight.events WHERE workspace_id = {p0:String} AND environment_id = {p1:String} AND timestamp >= fromUnixTimestamp64Milli({p2:Int64}) AND timestamp < fromUnixTimestamp64Milli({p3:Int64}) AND position(raw, {p4:String}) > 0 ORDER BY timestamp DESC, id DESC LIMIT {p5:UInt32} OFFSET {p6:UInt32} SETTINGS max_execution_time = 10, max_result_bytes = 6291456, result_overflow_mode = 'throw', allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1, output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0;
+-- params: {"p0": "ws_golden", "p1": "env_golden", "p2": 1795000000000, "p3": 1795003600000, "p4": "Timeout", "p5": 100, "p6": 0}
+-- count
+SELECT count() AS count FROM limelight.events WHERE workspace_id = {p0:String} AND environment_id = {p1:String} AND timestamp >= fromUnixTimestamp64Milli({p2:Int64}) AND timestamp < fromUnixTimestamp64Milli({p3:Int64}) AND position(raw, {p4:String}) > 0 LIMIT 1 SETTINGS max_execution_time = 10, max_result_bytes = 6291456, result_overflow_mode = 'throw', allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1, output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0;
+-- params: {"p0": "ws_golden", "p1": "env_golden", "p2": 1795000000000, "p3": 1795003600000, "p4": "Timeout"}

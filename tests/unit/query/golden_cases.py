@@ -1,0 +1,151 @@
+"""The golden cases: one query per operator, calculation and feature of the compiler.
+
+Each case is compiled with a fixed tenant and timeframe and pinned in
+``golden/<name>.sql``; tests/integration/test_golden_on_chdb.py runs every case
+on chDB and compares the answer with the plain-Python reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from limelight.query.compile import RunOptions, Timeframe
+
+WORKSPACE = "ws_golden"
+ENVIRONMENT = "env_golden"
+TABLE = "limelight.events"
+# A fixed hour; the chDB test stores its events inside it.
+TIMEFRAME = Timeframe(from_ms=1_795_000_000_000, to_ms=1_795_003_600_000)
+
+
+def _filter(op: str, key: str = "duration", value: Any = None) -> dict[str, Any]:
+    flt: dict[str, Any] = {"key": key, "operation": op}
+    if value is not None:
+        flt["value"] = value
+    return {"filters": [flt]}
+
+
+CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
+    # events output
+    "events_all": ({}, RunOptions()),
+    "events_keys_page": (
+        {"keys": [{"key": "data.userId"}, {"key": "_timestamp", "type": "number"}]},
+        RunOptions(limit=5, offset=3),
+    ),
+    "events_limit_clamped": ({"limit": 7}, RunOptions(limit=50_000)),
+    # operators
+    "op_eq_string": (_filter("=", "service", "api"), RunOptions()),
+    "op_eq_number": (_filter("=", "status", 200), RunOptions()),
+    "op_eq_boolean": (_filter("=", "ok", True), RunOptions()),
+    "op_ne_number": (_filter("!=", "status", 200), RunOptions()),
+    "op_gt": (_filter(">", "duration", 1000), RunOptions()),
+    "op_gte_float": (_filter(">=", "duration", 2.5), RunOptions()),
+    "op_lt": (_filter("<", "duration", 0), RunOptions()),
+    "op_lte_string": (_filter("<=", "service", "b"), RunOptions()),
+    "op_like": (_filter("LIKE", "message", "%error%"), RunOptions()),
+    "op_not_like": (_filter("NOT_LIKE", "message", "alpha%"), RunOptions()),
+    "op_includes_string": (_filter("INCLUDES", "tags", "red"), RunOptions()),
+    "op_includes_number": (_filter("INCLUDES", "tags", 10), RunOptions()),
+    "op_does_not_include": (_filter("DOES_NOT_INCLUDE", "tags", "red"), RunOptions()),
+    "op_match_regex": (_filter("MATCH_REGEX", "message", "^(beta|gamma) "), RunOptions()),
+    "op_starts_with": (_filter("STARTS_WITH", "requestId", "req-001"), RunOptions()),
+    "op_exists": (_filter("EXISTS", "data.depth.level"), RunOptions()),
+    "op_does_not_exist": (_filter("DOES_NOT_EXIST", "duration"), RunOptions()),
+    "op_in_array": (_filter("IN", "status", [404, 500, "ok"]), RunOptions()),
+    "op_in_comma_string": (_filter("IN", "status", "201, ok"), RunOptions()),
+    "op_not_in": (_filter("NOT_IN", "http.method", ["GET", "POST"]), RunOptions()),
+    "op_key_reference": (
+        _filter(">", "duration", {"key": "limit", "type": "number"}),
+        RunOptions(),
+    ),
+    "op_system_field": (_filter("=", "_dataset", "golden-a"), RunOptions()),
+    "op_timestamp": (_filter(">=", "_timestamp", 1_795_001_800_000), RunOptions()),
+    "op_nested_and_dotted": (
+        {
+            "filters": [
+                {"key": "data.http.status", "operation": "=", "value": 404},
+                {"key": "http.method", "operation": "=", "value": "GET"},
+            ],
+            "filter_combination": "OR",
+        },
+        RunOptions(),
+    ),
+    "op_odd_key_name": (_filter("EXISTS", "we`ird\\key.sp ace"), RunOptions()),
+    # needle
+    "needle_plain": ({"needle": {"value": "TIMEOUT"}}, RunOptions()),
+    "needle_case": ({"needle": {"value": "Timeout", "matchCase": True}}, RunOptions()),
+    "needle_regex": ({"needle": {"value": 'req-0+1[0-9]"', "isRegex": True}}, RunOptions()),
+    # namespaces
+    "namespaces": (
+        {
+            "namespaces": [
+                {"type": "dataset", "value": "golden-a"},
+                {"type": "service", "value": "api"},
+                {"type": "service", "value": "web"},
+                {"type": "lambda", "value": "ns-a"},
+            ]
+        },
+        RunOptions(),
+    ),
+    # calculations
+    "calc_count": ({"calculations": [{"operator": "COUNT"}]}, RunOptions()),
+    "calc_count_key": ({"calculations": [{"operator": "COUNT", "key": "ok"}]}, RunOptions()),
+    "calc_all_by_service": (
+        {
+            "calculations": [
+                {"operator": op, "key": "duration"}
+                for op in ("COUNT_DISTINCT", "SUM", "AVG", "MIN", "MAX", "MEDIAN", "STDDEV")
+            ]
+            + [{"operator": "VARIANCE", "key": "duration", "alias": "var"}],
+            "group_bys": [{"key": "_service", "type": "string"}],
+            "orders": [{"key": "_service", "order": "ASCENDING"}],
+        },
+        RunOptions(granularity_ms=600_000),
+    ),
+    "calc_percentiles": (
+        {
+            "calculations": [
+                {"operator": op, "key": "duration"}
+                for op in ("P001", "P01", "P05", "P10", "P25", "P75", "P90", "P95", "P99", "P999")
+            ]
+        },
+        RunOptions(),
+    ),
+    "calc_top_groups": (
+        {
+            "calculations": [{"operator": "COUNT"}, {"operator": "P99", "key": "duration"}],
+            "group_bys": [{"key": "status"}, {"key": "data.userId"}],
+            "orders": [{"key": "P99(duration)", "order": "DESCENDING"}],
+            "filters": [{"key": "duration", "operation": ">", "value": 0}],
+        },
+        RunOptions(limit=5),
+    ),
+    "calc_group_only": ({"group_bys": [{"key": "http.method"}]}, RunOptions()),
+    "calc_distinct_alias": (
+        {
+            "calculations": [{"operator": "COUNT_DISTINCT", "key": "requestId", "alias": "reqs"}],
+            "group_bys": [{"key": "_namespace"}],
+            "orders": [{"key": "reqs", "order": "ASCENDING"}],
+        },
+        RunOptions(),
+    ),
+    "calc_distinct_mixed_kinds": (
+        {
+            "calculations": [
+                {"operator": "COUNT_DISTINCT", "key": "status"},
+                {"operator": "COUNT_DISTINCT", "key": "_service"},
+                {"operator": "COUNT_DISTINCT", "key": "tags"},
+            ]
+        },
+        RunOptions(),
+    ),
+    "calc_over_text_only": (
+        {
+            "calculations": [
+                {"operator": op, "key": "message"}
+                for op in ("SUM", "AVG", "MIN", "MAX", "MEDIAN", "STDDEV", "VARIANCE")
+            ]
+        },
+        RunOptions(),
+    ),
+}

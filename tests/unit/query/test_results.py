@@ -1,0 +1,110 @@
+"""Result shaping: rows of the compiled statements -> the run's data object."""
+
+from __future__ import annotations
+
+import orjson
+
+from limelight.query.compile import RunOptions, Timeframe, compile_run
+from limelight.query.results import lookup, shape
+from limelight.query.spec import validate_fields
+
+FRAME = Timeframe(from_ms=1_000_000, to_ms=1_000_000 + 10 * 60_000)
+
+
+def test_aggregates_and_series_carry_names_groups_and_every_bucket() -> None:
+    plan = compile_run(
+        validate_fields(
+            {
+                "calculations": [{"operator": "COUNT"}, {"operator": "VARIANCE", "key": "d"}],
+                "group_bys": [{"key": "service"}],
+            }
+        ),
+        workspace_id="w",
+        environment_id="e",
+        table="db.events",
+        timeframe=FRAME,
+        options=RunOptions(granularity_ms=60_000),
+    )
+    rows = {
+        "aggregates": [{"g0": "api", "v0": 3, "v1": float("nan"), "_count": 3}],
+        "series": [
+            {"_time": FRAME.from_ms + 120_000, "g0": "api", "v0": 3, "v1": None, "_count": 3},
+            {"_time": FRAME.from_ms, "g0": "web", "v0": 1, "v1": None, "_count": 1},
+        ],
+    }
+    data = shape(plan, rows)
+    assert data["aggregates"] == [
+        {"groups": {"service": "api"}, "values": {"COUNT": 3, "VARIANCE(d)": None, "_count": 3}}
+    ]
+    assert [b["time"] for b in data["series"]] == [FRAME.from_ms + i * 60_000 for i in range(10)]
+    assert data["series"][2]["data"] == [
+        {"groups": {"service": "api"}, "aggregates": {"COUNT": 3, "VARIANCE(d)": None, "_count": 3}}
+    ]
+    # "web" is not among the aggregates shown, so its points are left out.
+    assert data["series"][0]["data"] == []
+
+
+def test_default_granularity_gives_about_sixty_readable_buckets() -> None:
+    plan = compile_run(
+        validate_fields({"calculations": [{"operator": "COUNT"}]}),
+        workspace_id="w",
+        environment_id="e",
+        table="t",
+        timeframe=Timeframe(0, 24 * 3600_000),
+        options=RunOptions(),
+    )
+    assert plan.granularity_ms == 30 * 60_000  # 48 buckets of 30 minutes
+
+
+def test_events_are_whole_with_system_fields_or_only_the_keys_asked() -> None:
+    raw = orjson.dumps({"a": {"b": 1}, "c.d": 2, "_service": "spoofed"}).decode()
+    row = {
+        "raw": raw,
+        "_timestamp": "1700000000000",
+        "_dataset": "ds",
+        "_service": "api",
+        "_namespace": "default",
+        "_id": "x1",
+    }
+    whole = compile_run(
+        validate_fields({}),
+        workspace_id="w",
+        environment_id="e",
+        table="t",
+        timeframe=FRAME,
+        options=RunOptions(),
+    )
+    data = shape(whole, {"events": [row], "count": [{"count": 41}]})
+    assert data == {
+        "events": [
+            {
+                "a": {"b": 1},
+                "c.d": 2,
+                "_timestamp": 1700000000000,
+                "_dataset": "ds",
+                "_service": "api",
+                "_namespace": "default",
+                "_id": "x1",
+            }
+        ],
+        "count": 41,
+    }
+    picked = compile_run(
+        validate_fields({"keys": [{"key": "a.b"}, {"key": "c.d"}, {"key": "_id"}, {"key": "zz"}]}),
+        workspace_id="w",
+        environment_id="e",
+        table="t",
+        timeframe=FRAME,
+        options=RunOptions(),
+    )
+    assert shape(picked, {"events": [row], "count": [{"count": 1}]})["events"] == [
+        {"a.b": 1, "c.d": 2, "_id": "x1"}
+    ]
+
+
+def test_lookup_finds_nested_and_dotted_keys() -> None:
+    event = {"a": {"b.c": {"d": 1}}, "x.y": {"z": 2}, "n": None}
+    assert lookup(event, "a.b.c.d") == (True, 1)
+    assert lookup(event, "x.y.z") == (True, 2)
+    assert lookup(event, "n") == (True, None)
+    assert lookup(event, "a.q") == (False, None)
