@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,7 +199,7 @@ def _positive(op: str, actual: Any, value: Any, record: Record) -> bool:
     mine = _as_kind(actual, kind)
     if mine is None:
         return False
-    checks = {
+    checks: dict[str, Callable[[], bool]] = {
         "=": lambda: mine == operand,
         ">": lambda: mine > operand,
         ">=": lambda: mine >= operand,
