@@ -40,16 +40,28 @@ def tenant(server: LiveServer) -> Tenant:
     return server.new_tenant()
 
 
-def stored(server: LiveServer, tenant: Tenant, dataset: str) -> list[dict[str, Any]]:
-    """Every event of the tenant's dataset, as the API gives them back."""
-    r = httpx.get(
-        f"{server.url}/v1/events",
-        params={"dataset": dataset, "limit": 1000},
-        headers={"Authorization": tenant.admin_key},
-        timeout=30,
-    )
-    assert r.status_code == 200, r.text
-    events: list[dict[str, Any]] = r.json()["events"]
+def run(server: LiveServer, tenant: Tenant, query: dict[str, Any]) -> dict[str, Any]:
+    """A query run over the last hour, through the query-run API; its ``data``."""
+    now = int(time.time() * 1000)
+    body = {"query": query, "from": now - 3_600_000, "to": now + 60_000, "limit": 1000}
+    with httpx.Client(
+        base_url=server.url, headers={"Authorization": tenant.admin_key}, timeout=30
+    ) as client:
+        created = client.post("/v1/query_run", json=body)
+        assert created.status_code == 200, created.text
+        run_id = created.json()["query_run"]["id"]
+        result = client.get(f"/v1/query_run/{run_id}", params={"wait": 15}).json()
+    assert result["query_run"]["status"] == "COMPLETED", result
+    data: dict[str, Any] = result["data"]
+    return data
+
+
+def stored(server: LiveServer, tenant: Tenant, dataset: str, **query: Any) -> list[dict[str, Any]]:
+    """The events of one dataset (with their system fields) that match ``query``."""
+    namespaces = [{"type": "dataset", "value": dataset}]
+    events: list[dict[str, Any]] = run(server, tenant, {"namespaces": namespaces, **query})[
+        "events"
+    ]
     return events
 
 
@@ -142,6 +154,52 @@ def test_traces_are_stored_as_one_event_per_span(server: LiveServer, tenant: Ten
     assert attempt["name"] == "attempt" and attempt["attributes"] == {"attempt": {"number": 1}}
     assert exception["name"] == "exception"
     assert exception["attributes"]["exception"]["type"] == "TimeoutError"
+
+
+def test_spans_answer_queries_by_trace_service_and_attribute(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    resource = Resource.create({"service.name": "orders", "service.namespace": "shop"})
+    spans = record_spans(resource)
+    export_spans(server, tenant, spans, headers=otlp_headers(tenant, "traces-q"))
+    trace_id = f"{spans[0].get_span_context().trace_id:032x}"
+    parent_id = f"{next(s for s in spans if s.parent is None).get_span_context().span_id:016x}"
+
+    # COUNT and duration per span name within one trace.
+    data = run(
+        server,
+        tenant,
+        {
+            "namespaces": [{"type": "service", "value": "orders"}],
+            "calculations": [{"operator": "COUNT"}, {"operator": "MAX", "key": "duration"}],
+            "filters": [{"key": "traceId", "operation": "=", "value": trace_id}],
+            "group_bys": [{"key": "name"}],
+        },
+    )
+    per_name = {a["groups"]["name"]: a["values"] for a in data["aggregates"]}
+    assert per_name == {
+        "POST /checkout": {"COUNT": 1, "MAX(duration)": 40, "_count": 1},
+        "charge card": {"COUNT": 1, "MAX(duration)": 25, "_count": 1},
+    }
+
+    # The children of a span, a nested attribute, the error spans.
+    [child] = stored(
+        server,
+        tenant,
+        "traces-q",
+        filters=[{"key": "parentSpanId", "operation": "=", "value": parent_id}],
+    )
+    assert child["name"] == "charge card" and child["traceId"] == trace_id
+    by_attribute = stored(
+        server,
+        tenant,
+        "traces-q",
+        filters=[{"key": "attributes.payment.provider", "operation": "=", "value": "acme"}],
+    )
+    assert [e["name"] for e in by_attribute] == ["charge card"]
+    errors = stored(server, tenant, "traces-q", filters=[{"key": "error", "operation": "EXISTS"}])
+    assert [(e["name"], e["error"]) for e in errors] == [("charge card", "card network timeout")]
+    assert {e["_namespace"] for e in stored(server, tenant, "traces-q")} == {"shop"}
 
 
 def test_gzip_export_and_namespace_falling_back_to_the_service(
