@@ -10,7 +10,12 @@ import orjson
 from limelight.errors import StoreError
 from limelight.query.compile import Plan
 from limelight.query.results import shape
-from limelight.runs.limits import RunLimits, store_failure_message, timeout_message
+from limelight.runs.limits import (
+    RunLimits,
+    result_too_large_message,
+    store_failure_message,
+    timeout_message,
+)
 from limelight.store.events.base import EventStore
 
 
@@ -35,7 +40,7 @@ def execute_plan(store: EventStore, plan: Plan, limits: RunLimits, deadline: flo
         try:
             result = store.query(statement.sql, statement.params)
         except StoreError as exc:
-            raise RunFailed(store_failure_message(str(exc), limits.max_run_seconds)) from exc
+            raise RunFailed(store_failure_message(str(exc), limits)) from exc
         rows_by_name[name] = result.rows
         elapsed += result.elapsed
         rows_read += result.rows_read
@@ -44,10 +49,7 @@ def execute_plan(store: EventStore, plan: Plan, limits: RunLimits, deadline: flo
     data["statistics"] = {"elapsed": elapsed, "rows_read": rows_read, "bytes_read": bytes_read}
     payload = orjson.dumps(data)
     if len(payload) > limits.max_result_bytes:
-        raise RunFailed(
-            f"the result is larger than the limit of {limits.describe_size()}; "
-            "ask for fewer events (limit), fewer keys or fewer groups"
-        )
+        raise RunFailed(result_too_large_message(limits))
     if time.monotonic() > deadline:
         raise RunFailed(timeout_message(limits.max_run_seconds))
     return payload

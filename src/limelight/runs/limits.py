@@ -51,10 +51,12 @@ class RunLimits:
         return f"{self.max_result_bytes} bytes"
 
 
-def store_failure_message(detail: str, max_run_seconds: float) -> str:
+def store_failure_message(detail: str, limits: RunLimits) -> str:
     """What a failed run reports: the cause in a sentence, not the engine's internals."""
     if "TIMEOUT_EXCEEDED" in detail or "Timeout exceeded" in detail:
-        return timeout_message(max_run_seconds)
+        return timeout_message(limits.max_run_seconds)
+    if "TOO_MANY_ROWS_OR_BYTES" in detail or "Limit for result exceeded" in detail:
+        return result_too_large_message(limits)
     if "MEMORY_LIMIT_EXCEEDED" in detail:
         return (
             "the query needed more memory than the events store allows; "
@@ -69,4 +71,11 @@ def timeout_message(max_run_seconds: float) -> str:
     return (
         f"the query run took longer than its limit of {max_run_seconds:g} s; "
         "narrow the timeframe or add filters"
+    )
+
+
+def result_too_large_message(limits: RunLimits) -> str:
+    return (
+        f"the result is larger than the limit of {limits.describe_size()}; "
+        "ask for fewer events (limit), fewer keys or fewer groups"
     )
