@@ -15,7 +15,12 @@ from starlette.routing import Route
 from limelight.api.body import read_body
 from limelight.api.cors import CORS_HEADERS, preflight
 from limelight.api.deps import api_key, runtime_of
-from limelight.api.problems import error_response, install_error_handlers, json_response
+from limelight.api.problems import (
+    error_response,
+    install_error_handlers,
+    internal_error,
+    json_response,
+)
 from limelight.errors import BadRequest, ExposedError, MethodNotAllowed
 from limelight.ingest.service import Origin, check_dataset, ingest_body
 from limelight.runtime import Runtime
@@ -30,9 +35,27 @@ def _dataset_from_path(path: str) -> str:
     return check_dataset(parts[1])
 
 
+def _has_body(request: Request) -> bool:
+    length = request.headers.get("content-length")
+    return (length is not None and length != "0") or "transfer-encoding" in request.headers
+
+
+def _answer(response: Response, request: Request, body_read: bool) -> Response:
+    """Add CORS, and close the connection when the body was refused unread.
+
+    Without ``Connection: close`` the server would go on reading (and
+    discarding) the rest of a refused upload to keep the connection alive.
+    """
+    response.headers.update(CORS_HEADERS)
+    if not body_read and _has_body(request):
+        response.headers["connection"] = "close"
+    return response
+
+
 async def events_endpoint(request: Request) -> Response:
     if request.method == "OPTIONS":
         return preflight()
+    body_read = False
     try:
         if request.method != "POST":
             raise MethodNotAllowed()
@@ -41,6 +64,7 @@ async def events_endpoint(request: Request) -> Response:
         runtime = runtime_of(request)
         settings = runtime.settings
         body = await read_body(request, settings.max_request_bytes)
+        body_read = True
         origin = Origin(
             tenant=key.tenant,
             dataset=dataset,
@@ -54,9 +78,11 @@ async def events_endpoint(request: Request) -> Response:
             ingest_body, runtime.events, origin, body, settings.max_event_bytes
         )
     except ExposedError as exc:
-        response = error_response(exc)
-        response.headers.update(CORS_HEADERS)
-        return response
+        return _answer(error_response(exc), request, body_read)
+    except Exception as exc:
+        # Answered here rather than by the app's handler so that a browser can
+        # still read the (opaque) 500: it carries the CORS headers too.
+        return _answer(internal_error(exc), request, body_read)
     if outcome.invalid:
         body_out = {"message": "Bad Request", "invalid": outcome.invalid}
         return json_response(body_out, 400, CORS_HEADERS)

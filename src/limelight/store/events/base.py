@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -101,6 +103,37 @@ def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
         for r in rows
     ]
     return b"\n".join(lines)
+
+
+# orjson keeps integers from -2**63 to 2**64-1 exact and reads larger ones as
+# floats, silently. Only a text holding such an integer takes the slower
+# standard-library path, which keeps them exact. Two cheap steps find them: is
+# there any run of 19 digits at all (hex ids make many)? If so, is one of them
+# a number token (after '[', ':' or ',') out of orjson's range?
+_DIGITS_AS_ZERO = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+_LONG_RUN = b"0" * 19
+_LONG_NUMBER = re.compile(rb"[\[:,]\s*(-?)(\d{19,})(?![\d.eE])")
+_INT64_MIN_MAGNITUDE = 2**63
+_UINT64_MAX = 2**64 - 1
+
+
+def has_big_integer(text: bytes) -> bool:
+    """Whether the JSON text may hold an integer that orjson would turn into a float."""
+    if _LONG_RUN not in text.translate(_DIGITS_AS_ZERO):
+        return False
+    for match in _LONG_NUMBER.finditer(text):
+        value = int(match.group(2))
+        if value > (_INT64_MIN_MAGNITUDE if match.group(1) else _UINT64_MAX):
+            return True
+    return False
+
+
+def load_event_json(raw: bytes | str) -> Any:
+    """Parse an event's stored JSON text, big integers exact."""
+    text = raw.encode() if isinstance(raw, str) else raw
+    if has_big_integer(text):
+        return json.loads(text)
+    return orjson.loads(text)
 
 
 def decode_json_rows(payload: bytes) -> list[dict[str, Any]]:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from limelight.store.events.base import EventStore, Tenant
+from limelight.store.events.base import EventStore, Tenant, load_event_json
 
 # The columns that make a stored event whole again; see ``to_event``.
 EVENT_COLUMNS = (
@@ -18,7 +16,7 @@ SYSTEM_FIELDS = ("_timestamp", "_dataset", "_service", "_namespace", "_id")
 
 def to_event(row: dict[str, Any]) -> dict[str, Any]:
     """The event as sent, with the system fields added (they win over same-named keys)."""
-    event: dict[str, Any] = orjson.loads(row["raw"])
+    event: dict[str, Any] = load_event_json(row["raw"])
     for name in SYSTEM_FIELDS:
         if name in row:
             event[name] = int(row[name]) if name == "_timestamp" else row[name]
