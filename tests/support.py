@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -31,6 +32,8 @@ class LiveServer:
     data_dir: Path
     port: int
     env: dict[str, str]
+    # Extra arguments of `limelight serve`, e.g. ("--app", "events").
+    serve_args: tuple[str, ...] = ()
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path = field(init=False)
 
@@ -48,14 +51,17 @@ class LiveServer:
     def start(self, timeout: float = 60.0) -> None:
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [*CLI, "serve"], env=self.env, stdout=log, stderr=subprocess.STDOUT
+            [*CLI, "serve", *self.serve_args], env=self.env, stdout=log, stderr=subprocess.STDOUT
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited early:\n{self.log_path.read_text()}")
             try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                # uvicorn listens only once the engines are open, so any answer
+                # means ready (an app served alone has no /health of its own).
+                status = httpx.get(f"{self.url}/health", timeout=1).status_code
+                if status == 200 or self.serve_args:
                     return
             except httpx.HTTPError:
                 pass
@@ -97,6 +103,18 @@ class LiveServer:
         admin = self.cli_json("keys", "create", "--kind", "admin", *common)
         return Tenant(ws["workspaceId"], env["environmentId"], ingest["key"], admin["key"])
 
+    def read(self, admin_key: str, dataset: str | None = None, limit: int = 1000) -> list[Any]:
+        """The newest stored events of the key's environment, newest first."""
+        params: dict[str, Any] = {"limit": limit}
+        if dataset is not None:
+            params["dataset"] = dataset
+        r = httpx.get(
+            f"{self.url}/v1/events", params=params, headers={"Authorization": admin_key}, timeout=30
+        )
+        r.raise_for_status()
+        events: list[Any] = r.json()["events"]
+        return events
+
     def send(
         self, key: str, dataset: str, events: Any, headers: dict[str, str] | None = None
     ) -> httpx.Response:
@@ -106,3 +124,27 @@ class LiveServer:
             headers={"x-api-key": key, **(headers or {})},
             timeout=30,
         )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def launch(
+    data_dir: Path, extra_env: dict[str, str] | None = None, serve_args: tuple[str, ...] = ()
+) -> LiveServer:
+    """A started server process of its own on a free port and ``data_dir``."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = {
+        **os.environ,
+        "LIMELIGHT_DATA_DIR": str(data_dir),
+        "LIMELIGHT_PORT": str(port),
+        "LIMELIGHT_HOST": "127.0.0.1",
+        **(extra_env or {}),
+    }
+    server = LiveServer(data_dir=data_dir, port=port, env=env, serve_args=serve_args)
+    server.start()
+    return server
