@@ -581,12 +581,13 @@ def test_a6_no_granting_what_the_developer_cannot_access(
 ) -> None:
     page = one.browser.consent(one.browser.authorize_url(one.integration))
     # Tampered forms: someone else's workspace, or someone else's environment.
-    for change in (
+    changes: tuple[dict[str, str | list[str]], ...] = (
         {"workspace": other_tenant.workspace_id, "environment": other_tenant.environment_id},
         {"environment": other_tenant.environment_id},
         {"environment": []},
-    ):
-        answer = one.browser.decide(page, **change)
+    )
+    for change in changes:
+        answer = one.browser.decide(page, "approve", **change)
         assert answer.status_code in (400, 403)
         assert "location" not in answer.headers
 
@@ -607,7 +608,8 @@ def test_no_secret_is_stored_in_clear(server: LiveServer, one: Installed) -> Non
     secrets = [one.integration.client_secret, code, tokens["accessToken"], tokens["refreshToken"]]
     for value in secrets:
         assert value.encode() not in stored
-    assert one.browser.client.cookies.get("ll_session", "").encode() not in stored
+    session = one.browser.client.cookies.get("ll_session")
+    assert session and session.encode() not in stored
 
 
 # -- T11: brute force ---------------------------------------------------------------------

@@ -89,7 +89,11 @@ def test_client_authentication_problems(
 
 
 def test_responses_use_the_requests_naming() -> None:
-    values = {"access_token": "a", "expires_in": 86400, "token_type": "Bearer"}
+    values: dict[str, str | int] = {
+        "access_token": "a",
+        "expires_in": 86400,
+        "token_type": "Bearer",
+    }
     assert token_body("json", values) == {
         "accessToken": "a",
         "expiresIn": 86400,
