@@ -1,0 +1,260 @@
+"""OTLP ingest: spans per second through ``/otel/v1/traces`` beside the Events API.
+
+The same spans go two ways in the same run, with the same concurrency:
+
+- otlp: protobuf ExportTraceServiceRequest bodies of 512 spans (the SDK's
+  default batch size), as an OpenTelemetry SDK or collector sends them;
+- events: the very events those spans become, as JSON arrays of 512 posted to
+  the Events API, so both paths store the same content.
+
+Spans look like real HTTP services: server spans with client and database
+children, semantic-convention attributes, resources with SDK and host details,
+a few exceptions.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import httpx
+import orjson
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span, Status
+
+from bench.ingest import Batch, HttpPath, run_concurrently
+from limelight.ingest.otlp.common import Rejections
+from limelight.ingest.otlp.spans import map_spans
+
+if TYPE_CHECKING:
+    from bench.run import BenchContext
+
+CLIENTS = 4
+SPANS_PER_BATCH = 512
+SPANS_PER_TRACE = 8
+SERVICES = ["checkout", "orders", "users", "gateway"]
+ROUTES = ["/api/orders", "/api/orders/{id}", "/api/users/{id}", "/api/cart", "/health"]
+METHODS = ["GET", "GET", "GET", "POST", "PUT", "DELETE"]
+AGENTS = [
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36",
+    "okhttp/4.12.0",
+]
+STATEMENTS = [
+    "SELECT * FROM orders WHERE id = $1",
+    "UPDATE carts SET items = $1 WHERE user_id = $2",
+    "SELECT id, email, plan FROM users WHERE id = $1",
+]
+
+
+def kv(key: str, value: str | int | bool) -> KeyValue:
+    item = KeyValue(key=key)
+    if isinstance(value, bool):
+        item.value.bool_value = value
+    elif isinstance(value, int):
+        item.value.int_value = value
+    else:
+        item.value.string_value = value
+    return item
+
+
+def resource_spans(rng: random.Random, service: str) -> ResourceSpans:
+    rs = ResourceSpans()
+    rs.resource.attributes.extend(
+        [
+            kv("service.name", service),
+            kv("service.namespace", "shop"),
+            kv("service.version", "1.14.2"),
+            kv("deployment.environment", "production"),
+            kv("host.name", f"ip-10-0-{rng.randint(0, 9)}-{rng.randint(1, 250)}"),
+            kv("k8s.pod.name", f"{service}-{rng.getrandbits(32):08x}"),
+            kv("telemetry.sdk.name", "opentelemetry"),
+            kv("telemetry.sdk.language", "python"),
+            kv("telemetry.sdk.version", "1.45.2"),
+        ]
+    )
+    scope = rs.scope_spans.add()
+    scope.scope.name = "opentelemetry.instrumentation.asgi"
+    scope.scope.version = "0.66b2"
+    return rs
+
+
+def add_trace(rng: random.Random, spans: list[Span], start_ns: int) -> None:
+    """A server span and its children: HTTP client calls and database queries."""
+    trace_id = rng.randbytes(16)
+    root_id = rng.randbytes(8)
+    method, route = rng.choice(METHODS), rng.choice(ROUTES)
+    status = rng.choice([200, 200, 200, 201, 204, 400, 404, 500])
+    duration = int(rng.lognormvariate(17, 1))  # about 25ms, long tail
+    root = Span(
+        trace_id=trace_id,
+        span_id=root_id,
+        name=f"{method} {route}",
+        kind=Span.SPAN_KIND_SERVER,
+        start_time_unix_nano=start_ns,
+        end_time_unix_nano=start_ns + duration,
+    )
+    root.attributes.extend(
+        [
+            kv("http.request.method", method),
+            kv("http.route", route),
+            kv("url.path", route.replace("{id}", str(rng.randint(1, 99_999)))),
+            kv("url.scheme", "https"),
+            kv("http.response.status_code", status),
+            kv("server.address", "api.example.com"),
+            kv("client.address", f"203.0.113.{rng.randint(1, 254)}"),
+            kv("user_agent.original", rng.choice(AGENTS)),
+            kv("enduser.id", str(rng.randint(1, 50_000))),
+        ]
+    )
+    if status >= 500:
+        root.status.code = Status.STATUS_CODE_ERROR
+        event = root.events.add(name="exception", time_unix_nano=start_ns + duration // 2)
+        event.attributes.extend(
+            [
+                kv("exception.type", "TimeoutError"),
+                kv("exception.message", "upstream timed out"),
+                kv("exception.stacktrace", 'Traceback (most recent call last):\n  File "app.py"'),
+            ]
+        )
+    spans.append(root)
+    for i in range(SPANS_PER_TRACE - 1):
+        child_start = start_ns + duration * i // SPANS_PER_TRACE
+        child = Span(
+            trace_id=trace_id,
+            span_id=rng.randbytes(8),
+            parent_span_id=root_id,
+            start_time_unix_nano=child_start,
+            end_time_unix_nano=child_start + duration // (SPANS_PER_TRACE + 1),
+        )
+        if i % 2:
+            child.name = "SELECT shop"
+            child.kind = Span.SPAN_KIND_CLIENT
+            child.attributes.extend(
+                [
+                    kv("db.system", "postgresql"),
+                    kv("db.name", "shop"),
+                    kv("db.statement", rng.choice(STATEMENTS)),
+                    kv("server.address", "db.internal"),
+                    kv("server.port", 5432),
+                ]
+            )
+        else:
+            child.name = f"GET {rng.choice(SERVICES)}"
+            child.kind = Span.SPAN_KIND_CLIENT
+            child.attributes.extend(
+                [
+                    kv("http.request.method", "GET"),
+                    kv("url.full", f"http://{rng.choice(SERVICES)}.internal/v1/items"),
+                    kv("http.response.status_code", 200),
+                    kv("cache.hit", rng.random() < 0.7),
+                ]
+            )
+        spans.append(child)
+
+
+@dataclass
+class Work:
+    otlp: list[Batch]  # protobuf bodies
+    events: list[Batch]  # the same spans as Events API bodies
+    spans: int
+
+
+def make_work(batches: int, seed: int = 11) -> Work:
+    rng = random.Random(seed)
+    start = time.time_ns() - 3_600 * 10**9
+    otlp, events = [], []
+    for b in range(batches):
+        spans: list[Span] = []
+        while len(spans) < SPANS_PER_BATCH:
+            add_trace(rng, spans, start + (b * SPANS_PER_BATCH + len(spans)) * 1_000_000)
+        request = ExportTraceServiceRequest()
+        rs = resource_spans(rng, SERVICES[b % len(SERVICES)])
+        rs.scope_spans[0].spans.extend(spans[:SPANS_PER_BATCH])
+        request.resource_spans.append(rs)
+        otlp.append(Batch(request.SerializeToString(), []))
+        mapped = map_spans(request, Rejections())[0].events
+        events.append(Batch(b"[" + b",".join(orjson.dumps(e) for e in mapped) + b"]", []))
+    return Work(otlp, events, batches * SPANS_PER_BATCH)
+
+
+class OtlpPath:
+    """POSTs protobuf bodies to /otel/v1/traces; one keep-alive connection per client."""
+
+    def __init__(self, url: str, key: str, dataset: str) -> None:
+        self.url = f"{url}/otel/v1/traces"
+        self.headers = {
+            "x-api-key": key,
+            "x-dataset": dataset,
+            "content-type": "application/x-protobuf",
+        }
+        self._local = threading.local()
+        self._clients: list[httpx.Client] = []
+
+    def send(self, batch: Batch) -> None:
+        client: httpx.Client | None = getattr(self._local, "client", None)
+        if client is None:
+            client = httpx.Client(timeout=120)
+            self._local.client = client
+            self._clients.append(client)
+        r = client.post(self.url, content=batch.body, headers=self.headers)
+        if r.status_code != 200:
+            raise RuntimeError(f"HTTP {r.status_code}: {r.content[:300]!r}")
+        response = ExportTraceServiceResponse.FromString(r.content)
+        if response.partial_success.rejected_spans:
+            raise RuntimeError(response.partial_success.error_message)
+
+    def close(self) -> None:
+        for c in self._clients:
+            c.close()
+
+
+def run(ctx: BenchContext) -> None:
+    batches = 20 if ctx.quick else 160
+    work = make_work(batches)
+    otlp_mb = sum(len(b.body) for b in work.otlp) / 1e6
+    events_mb = sum(len(b.body) for b in work.events) / 1e6
+    print(
+        f"{work.spans:,} spans in {batches} batches of {SPANS_PER_BATCH}, {CLIENTS} clients; "
+        f"protobuf {otlp_mb:.1f}MB, as events JSON {events_mb:.1f}MB "
+        f"({events_mb * 1e6 / work.spans:.0f} bytes per event)"
+    )
+    url, key = ctx.server.url, ctx.tenant.ingest_key
+    paths = {
+        "otlp": lambda i: OtlpPath(url, key, f"bench-otlp-{i}"),
+        "events": lambda i: HttpPath(f"{url}/events", key, f"bench-otlp-events-{i}"),
+    }
+    times: dict[str, list[float]] = {name: [] for name in paths}
+    for i in range(ctx.repeats):
+        # Alternate the order so neither path always runs on a warmer engine.
+        for name in list(paths) if i % 2 == 0 else reversed(paths):
+            path = paths[name](i)
+            body = work.otlp if name == "otlp" else work.events
+            try:
+                times[name].append(run_concurrently(body, CLIENTS, path.send))
+            finally:
+                path.close()
+    head = f"{'path':<36}{'items':>9}{'MB':>7}{'median s':>10}{'min s':>8}{'items/s':>10}"
+    print(head)
+    print("-" * len(head))
+    labels = {
+        "otlp": "OTLP /otel/v1/traces (protobuf)",
+        "events": "Events API (same events as JSON)",
+    }
+    rate = {}
+    for name, label in labels.items():
+        median = statistics.median(times[name])
+        rate[name] = work.spans / median
+        mb = otlp_mb if name == "otlp" else events_mb
+        print(
+            f"{label:<36}{work.spans:>9,}{mb:>7.1f}{median:>10.2f}"
+            f"{min(times[name]):>8.2f}{rate[name]:>10,.0f}"
+        )
+    print(f"spans/s over events/s: {rate['otlp'] / rate['events']:.2f}")
