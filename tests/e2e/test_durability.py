@@ -1,0 +1,100 @@
+"""A 202 (or 400) means the accepted events are on disk: SIGKILL cannot take them back."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support import LiveServer, Tenant, launch
+
+PER_BATCH = 200
+CONCURRENT_ACKS = 16  # acknowledgements from the concurrent clients before the kill
+
+
+def batch(name: str) -> list[object]:
+    return [{"batch": name, "i": i, "message": "x" * 200} for i in range(PER_BATCH)]
+
+
+def stored_counts(server: LiveServer, tenant: Tenant) -> tuple[Counter[tuple[str, int]], int]:
+    events = server.read(tenant.admin_key, "durable", limit=10_000)
+    ids = [e["_id"] for e in events]
+    assert len(ids) == len(set(ids)), "an event id appears twice"
+    return Counter((e["batch"], e["i"]) for e in events if "batch" in e), len(events)
+
+
+@pytest.mark.slow
+def test_acknowledged_events_survive_sigkill_exactly_once(tmp_path: Path) -> None:
+    server = launch(tmp_path / "data")
+    acked: list[str] = []
+    sent: list[str] = []
+    lock = threading.Lock()
+    try:
+        tenant = server.new_tenant()
+        # One after the other, including a partly invalid batch (400 also acknowledges).
+        for n in range(4):
+            r = server.send(tenant.ingest_key, "durable", batch(f"seq{n}"))
+            assert r.status_code == 202
+            acked.append(f"seq{n}")
+        r = server.send(tenant.ingest_key, "durable", [*batch("partial"), "not an object"])
+        assert r.status_code == 400
+        acked.append("partial")
+
+        # Then several clients at once; the kill lands while some are still in flight.
+        stop = threading.Event()
+        enough = threading.Event()
+
+        def client(c: int) -> None:
+            with httpx.Client(timeout=30) as http:
+                for n in range(1000):
+                    if stop.is_set():
+                        return
+                    name = f"c{c}-{n}"
+                    with lock:
+                        sent.append(name)
+                    try:
+                        r = http.post(
+                            f"{server.events_url}/v1/durable",
+                            json=batch(name),
+                            headers={"x-api-key": tenant.ingest_key},
+                        )
+                    except httpx.HTTPError:
+                        return  # the server is gone
+                    if r.status_code == 202:
+                        with lock:
+                            acked.append(name)
+                            if sum(a.startswith("c") for a in acked) >= CONCURRENT_ACKS:
+                                enough.set()
+
+        clients = [threading.Thread(target=client, args=(c,)) for c in range(4)]
+        for t in clients:
+            t.start()
+        assert enough.wait(120), "the clients made no progress"
+        server.kill()  # SIGKILL, right after the 16th concurrent acknowledgement
+        stop.set()
+        for t in clients:
+            t.join(60)
+        with lock:
+            acknowledged = list(acked)
+            attempted = list(sent)
+    finally:
+        server.stop()
+
+    server.start()  # the same data dir and port
+    try:
+        counts, total = stored_counts(server, tenant)
+    finally:
+        server.stop()
+
+    for name in acknowledged:
+        for i in range(PER_BATCH):
+            assert counts[(name, i)] == 1, f"event {i} of acknowledged batch {name}"
+    # Batches in flight at the kill are stored whole or not at all, never twice.
+    for name in set(attempted) - set(acknowledged):
+        seen = {counts[(name, i)] for i in range(PER_BATCH)}
+        assert seen in ({0}, {1}), f"batch {name} was stored in part: {seen}"
+    assert all(c == 1 for c in counts.values())
+    assert total >= len(acknowledged) * PER_BATCH
