@@ -326,6 +326,18 @@ def group_id(groups: Mapping[str, Any]) -> str:
     return orjson.dumps(groups, option=orjson.OPT_SORT_KEYS).decode()
 
 
+def _group_value(value: Any) -> Any:
+    """A group holds a string, number or boolean; arrays and missing keys group as null.
+
+    Numbers are one kind: 5 and 5.0 are the same group (shown as 5).
+    """
+    kind = kind_of(value)
+    if kind == "number":
+        number = float(value)
+        return int(number) if number.is_integer() else number
+    return value if kind in ("string", "boolean") else None
+
+
 def _values(calcs: list[Mapping[str, Any]], records: list[Record]) -> dict[str, Any]:
     values = {value_name(c): calculate(c["operator"], c.get("key"), records) for c in calcs}
     values["_count"] = len(records)
@@ -342,7 +354,7 @@ def aggregate(
     groups: dict[str, list[Record]] = {}
     buckets: dict[tuple[int, str], list[Record]] = {}
     for r in chosen:
-        gid = group_id({k: get(r, k) for k in keys})
+        gid = group_id({k: _group_value(get(r, k)) for k in keys})
         groups.setdefault(gid, []).append(r)
         start = frm + (r.system["_timestamp"] - frm) // granularity * granularity
         buckets.setdefault((start, gid), []).append(r)

@@ -58,3 +58,30 @@ def test_golden_cases_select_something(query_store: Any, golden_records: list[re
         name for name, (query, _) in CASES.items() if not ref.select(golden_records, query, frm, to)
     ]
     assert empty == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ChdbEventStore hands parameter values to chDB unescaped, and ClickHouse reads "
+    "them as escaped text, so a backslash is lost (the server transport escapes them)",
+)
+def test_values_with_backslashes_are_bound_exactly(query_store: Any) -> None:
+    tenant = Tenant(WORKSPACE, "env_backslash")
+    events = [{"timestamp": TIMEFRAME.from_ms + 5, "path": "C:\\temp\\x1", "n": 1}]
+    ref.store_events(query_store, tenant, "ds", events)
+    from limelight.query.compile import RunOptions, compile_run
+    from limelight.query.spec import validate_fields
+
+    fields = validate_fields(
+        {"filters": [{"key": "path", "operation": "MATCH_REGEX", "value": "\\\\temp\\\\x\\d"}]}
+    )
+    plan = compile_run(
+        fields,
+        workspace_id=WORKSPACE,
+        environment_id="env_backslash",
+        table=query_store.table,
+        timeframe=TIMEFRAME,
+        options=RunOptions(),
+    )
+    rows = {n: query_store.query(s.sql, s.params).rows for n, s in plan.statements.items()}
+    assert shape(plan, rows)["count"] == 1

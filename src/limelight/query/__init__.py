@@ -1,4 +1,103 @@
 """The query layer: definition and validation, compilation to SQL, result shaping.
 
 Pure: it imports neither the stores nor the web framework nor the settings.
+``spec.validate_fields`` -> ``compile.compile_run`` -> (the runner executes the
+statements) -> ``results.shape``.
+
+Query semantics
+===============
+
+Keys
+----
+- ``_timestamp``: the event time, unix milliseconds (a number).
+- ``_dataset``, ``_service``, ``_namespace``, ``_id``: the system fields (strings).
+- Any other key is a path into the event: ``data.userId`` finds
+  ``{"data": {"userId": ..}}`` and a key named ``"data.userId"`` alike.
+
+A JSON ``null``, a missing key and a key holding an object are all "missing".
+Every value has a kind: string, number (booleans are not numbers), boolean or
+array. Arrays should hold one kind of element.
+
+Filters
+-------
+Comparisons are typed by the filter's value: a number compares with the
+numbers the key holds, a string with its strings, a boolean with its booleans.
+A value of another kind, or a missing key, never matches (``"12"`` is not
+``12``). A negated operation matches when the key is present and the positive
+one does not match, so a missing key matches neither.
+
+| Operation | Value | Matches when the key... |
+|---|---|---|
+| ``=`` | string, number, boolean | equals the value |
+| ``!=`` | string, number, boolean | is present and does not equal it |
+| ``>`` ``>=`` ``<`` ``<=`` | number, string | compares so (strings byte-wise) |
+| ``LIKE`` | string | matches the SQL LIKE pattern (``%`` any run, ``_`` one character) |
+| ``NOT_LIKE`` | string | is present and does not match the pattern |
+| ``INCLUDES`` | any literal | is a string holding the text, or an array with the element |
+| ``DOES_NOT_INCLUDE`` | any literal | is present and does not include the value |
+| ``MATCH_REGEX`` | string | is a string in which the RE2 pattern finds a match |
+| ``STARTS_WITH`` | string | is a string starting with the value |
+| ``EXISTS`` | none (ignored) | is present (not null, not an object) |
+| ``DOES_NOT_EXIST`` | none (ignored) | is missing |
+| ``IN`` | array or "a, b" | equals one of the values |
+| ``NOT_IN`` | array or "a, b" | is present and equals none of the values |
+
+- A comma-separated string is trimmed and split; a part that reads as a number
+  also matches as that number (``"200, ok"`` matches ``200``, ``"200"`` and ``"ok"``).
+- A value ``{key, type}`` compares with another key of the same event, both
+  read as ``type`` (default ``string``); not for IN / NOT_IN.
+- ``filter_combination`` ``AND`` (default) or ``OR`` joins the filters.
+- ``namespaces``: ``{type, value}`` with type ``dataset``, ``service`` or
+  ``namespace`` selects on that system field; any other type (``lambda``, ..)
+  selects on ``_namespace``. Entries of one field are alternatives (OR), fields
+  combine with AND.
+- ``needle`` ``{value, isRegex, matchCase}`` searches the event's stored JSON
+  text: a substring (case-insensitive for ASCII letters unless ``matchCase``)
+  or an RE2 pattern (``(?i)`` added unless ``matchCase``).
+- The timeframe is ``from`` inclusive, ``to`` exclusive.
+
+Calculations
+------------
+Numeric calculations read only the numbers a key holds (strings such as
+``"12"``, booleans and missing keys are skipped).
+
+| Operator | Value |
+|---|---|
+| ``COUNT`` | events; with a key, the events where the key is present |
+| ``COUNT_DISTINCT`` | distinct strings + numbers + booleans (see below) |
+| ``SUM`` | the sum of the numbers, 0 when there are none |
+| ``AVG``, ``MIN``, ``MAX`` | null when there are no numbers |
+| ``MEDIAN``, ``P001`` .. ``P999`` | exact percentile (see below); MEDIAN = P50 |
+| ``STDDEV``, ``VARIANCE`` | sample statistics; null for fewer than two numbers |
+
+- Percentiles: ``quantileExactInclusive``, linear interpolation between
+  closest ranks (numpy's default). P001 is the 0.1th percentile, P01 the 1st,
+  P05 the 5th .. P99 the 99th, P999 the 99.9th.
+- COUNT_DISTINCT: ``5`` and ``5.0`` are one value, ``"5"`` another; arrays are
+  not counted. ``uniqCombined64(20)``: exact (a hash set) to well past 10,000
+  values, then a HyperLogLog sketch (about 0.1% error).
+- STDDEV and VARIANCE are ``stddevSamp`` and ``varSamp`` (divided by n - 1).
+
+A value is named by its ``alias``, else ``OP(key)``, else ``COUNT``; names are
+unique per query and every value set also holds ``_count`` (events in the group).
+
+Results
+-------
+- Groups (``group_bys``) hold the key's string, number or boolean value
+  (``5`` and ``"5"`` are two groups, ``5`` and ``5.0`` one); a missing key or an
+  array groups as null. The group-by ``type`` is kept but does not convert.
+  ``group_bys`` without calculations count per group.
+- ``orders`` name a group-by key or a value name; without orders the first
+  calculation sorts largest first; ties are broken by the groups, ascending.
+  Nulls sort last.
+- ``aggregates``: one entry per group, at most ``limit`` (from ``offset``).
+- ``series``: one entry per bucket of ``granularity`` over the whole timeframe
+  (``time`` = bucket start, unix milliseconds, buckets aligned to ``from``;
+  default: a readable step giving about 60 buckets; at most 1,000 buckets),
+  each with the groups shown in ``aggregates`` that have events in the bucket
+  (per bucket at most ``limit + offset`` groups, the top ones by the query's order).
+- Without calculations: ``events`` newest first (time, then id, descending),
+  whole with their system fields, or only the ``keys`` asked for (a key the
+  event lacks is left out); ``count`` is the number of matching events.
+- ``limit``: the run's limit, capped by the query's own ``limit``; 1 to 10,000.
 """

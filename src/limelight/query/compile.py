@@ -69,15 +69,16 @@ class CompiledQuery:
 class Plan:
     """What to run, and what ``results.shape`` needs to turn the rows into the run's data.
 
-    Result columns are named by position (``g0``.. for group-bys, ``v0``.. for
-    calculations), so user-chosen names never reach the SQL text.
+    Result columns are named by position (``g0_0``.. for the kinds of each
+    group-by, ``v0``.. for calculations), so user-chosen names never reach the
+    SQL text.
     """
 
     kind: Literal["calculations", "events"]
     statements: dict[str, CompiledQuery]
     granularity_ms: int
     timeframe: Timeframe
-    groups: tuple[str, ...] = ()
+    groups: tuple[tuple[str, int], ...] = ()  # (group-by key, number of kind columns)
     values: tuple[str, ...] = ()
     keys: tuple[str, ...] | None = None  # events: only these keys, None = whole events
     limit: int = 100
@@ -212,16 +213,33 @@ def _limit(fields: QueryFields, options: RunOptions) -> int:
     return _clamp(limit, 1, MAX_LIMIT)
 
 
+def _group_columns(groups: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """Per group key, its (SQL, alias) parts: one per kind the key can hold.
+
+    Grouping by the kinds' typed subcolumns rather than the mixed-type value is
+    several times faster, and keeps "5" and 5 apart.
+    """
+    return [
+        [(sql, f"g{i}_{j}") for j, sql in enumerate(key_expr(key).scalars.values())]
+        for i, key in enumerate(groups)
+    ]
+
+
 def _order_sql(
-    fields: QueryFields, groups: Sequence[str], names: Sequence[str], aliases: dict[str, str]
+    fields: QueryFields, groups: list[list[tuple[str, str]]], names: Sequence[str]
 ) -> str:
-    terms = {
-        aliases[o.key]: "ASC" if o.order == "ASCENDING" else "DESC" for o in fields.orders or []
-    }
+    aliases = {name: [f"v{i}"] for i, name in enumerate(names)}
+    keys = [g.key for g in fields.group_bys or []]
+    aliases.update({key: [a for _, a in parts] for key, parts in zip(keys, groups, strict=True)})
+    terms: dict[str, str] = {}
+    for order in fields.orders or []:
+        for alias in aliases[order.key]:
+            terms.setdefault(alias, "ASC" if order.order == "ASCENDING" else "DESC")
     if not terms and names:
         terms["v0"] = "DESC"  # default: the first calculation, largest first
-    for i in range(len(groups)):  # ties broken by the groups: stable pages and golden files
-        terms.setdefault(f"g{i}", "ASC")
+    for parts in groups:  # ties broken by the groups: stable pages and golden files
+        for _, alias in parts:
+            terms.setdefault(alias, "ASC")
     return ", ".join(f"{alias} {direction}" for alias, direction in terms.items())
 
 
@@ -254,11 +272,11 @@ def _compile_calculations(
     names, aggregates = _select_values(fields)
     if not names:  # group_bys alone: count per group
         names, aggregates = ["COUNT"], ["count()"]
-    aliases = {name: f"v{i}" for i, name in enumerate(names)}
-    aliases.update({key: f"g{i}" for i, key in enumerate(groups)})
-    group_cols = [f"{key_expr(k).value} AS g{i}" for i, k in enumerate(groups)]
+    group_parts = _group_columns(groups)
+    group_cols = [f"{sql} AS {alias}" for parts in group_parts for sql, alias in parts]
+    group_aliases = [alias for parts in group_parts for _, alias in parts]
     value_cols = [f"{sql} AS v{i}" for i, sql in enumerate(aggregates)]
-    order = _order_sql(fields, groups, names, aliases)
+    order = _order_sql(fields, group_parts, names)
     limit = _limit(fields, options)
     offset = _clamp(options.offset, 0, MAX_OFFSET)
     granularity = granularity_for(timeframe, options.granularity_ms)
@@ -266,7 +284,7 @@ def _compile_calculations(
     params = Params()
     cond = where.render(params, timeframe)
     select = ", ".join([*group_cols, *value_cols, "count() AS _count"])
-    group_by = " GROUP BY " + ", ".join(f"g{i}" for i in range(len(groups))) if groups else ""
+    group_by = " GROUP BY " + ", ".join(group_aliases) if groups else ""
     agg_sql = (
         f"SELECT {select} FROM {table} WHERE {cond}{group_by} ORDER BY {order}"
         f" LIMIT {params.add(limit if groups else 1, 'UInt32')}"
@@ -280,7 +298,7 @@ def _compile_calculations(
     step = params.add(granularity, "Int64")
     bucket = f"{start} + intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}) * {step}"
     select = ", ".join([f"{bucket} AS _time", *group_cols, *value_cols, "count() AS _count"])
-    series_group = ", ".join(["_time", *(f"g{i}" for i in range(len(groups)))])
+    series_group = ", ".join(["_time", *group_aliases])
     # Per bucket, the top groups by the query's order; shaping keeps those in `aggregates`.
     per_bucket = f" LIMIT {params.add(limit + offset, 'UInt32')} BY _time" if groups else ""
     series_sql = (
@@ -296,7 +314,7 @@ def _compile_calculations(
         },
         granularity_ms=granularity,
         timeframe=timeframe,
-        groups=tuple(groups),
+        groups=tuple((key, len(parts)) for key, parts in zip(groups, group_parts, strict=True)),
         values=tuple(names),
         limit=limit,
         offset=offset,

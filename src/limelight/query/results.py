@@ -26,7 +26,12 @@ def _number(value: Any) -> Any:
 
 
 def _groups(plan: Plan, row: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: row.get(f"g{i}") for i, key in enumerate(plan.groups)}
+    """Each group-by key's value: the one of its kind columns that is not null."""
+    out: dict[str, Any] = {}
+    for i, (key, width) in enumerate(plan.groups):
+        kinds = (row.get(f"g{i}_{j}") for j in range(width))
+        out[key] = next((v for v in kinds if v is not None), None)
+    return out
 
 
 def _values(plan: Plan, row: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,10 +26,12 @@ def test_aggregates_and_series_carry_names_groups_and_every_bucket() -> None:
         options=RunOptions(granularity_ms=60_000),
     )
     rows = {
-        "aggregates": [{"g0": "api", "v0": 3, "v1": float("nan"), "_count": 3}],
+        "aggregates": [
+            {"g0_0": "api", "g0_1": None, "g0_2": None, "v0": 3, "v1": float("nan"), "_count": 3}
+        ],
         "series": [
-            {"_time": FRAME.from_ms + 120_000, "g0": "api", "v0": 3, "v1": None, "_count": 3},
-            {"_time": FRAME.from_ms, "g0": "web", "v0": 1, "v1": None, "_count": 1},
+            {"_time": FRAME.from_ms + 120_000, "g0_0": "api", "v0": 3, "v1": None, "_count": 3},
+            {"_time": FRAME.from_ms, "g0_0": None, "g0_1": 7, "v0": 1, "v1": None, "_count": 1},
         ],
     }
     data = shape(plan, rows)
@@ -40,7 +42,7 @@ def test_aggregates_and_series_carry_names_groups_and_every_bucket() -> None:
     assert data["series"][2]["data"] == [
         {"groups": {"service": "api"}, "aggregates": {"COUNT": 3, "VARIANCE(d)": None, "_count": 3}}
     ]
-    # "web" is not among the aggregates shown, so its points are left out.
+    # The group 7 is not among the aggregates shown, so its points are left out.
     assert data["series"][0]["data"] == []
 
 
