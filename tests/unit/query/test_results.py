@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from limelight.query.compile import RunOptions, Timeframe, compile_run
@@ -25,7 +27,7 @@ def test_aggregates_and_series_carry_names_groups_and_every_bucket() -> None:
         timeframe=FRAME,
         options=RunOptions(granularity_ms=60_000),
     )
-    rows = {
+    rows: dict[str, list[dict[str, Any]]] = {
         "aggregates": [
             {"g0_0": "api", "g0_1": None, "g0_2": None, "v0": 3, "v1": float("nan"), "_count": 3}
         ],
