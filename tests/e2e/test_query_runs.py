@@ -119,11 +119,6 @@ def test_a_saved_query_runs_and_its_result_is_kept_for_polling(
     assert runs.get(run_id).json() == body  # kept: the same answer again
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the chDB store reports the result's rows as rows_read (res.rows_read()); "
-    "the rows the engine read are res.storage_rows_read()",
-)
 def test_statistics_count_the_rows_the_engine_read(runs: Runs) -> None:
     body = runs.finished({"query": {"calculations": [{"operator": "COUNT"}]}, **window()})
     statistics = body["data"]["statistics"]

@@ -60,11 +60,6 @@ def test_golden_cases_select_something(query_store: Any, golden_records: list[re
     assert empty == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ChdbEventStore hands parameter values to chDB unescaped, and ClickHouse reads "
-    "them as escaped text, so a backslash is lost (the server transport escapes them)",
-)
 def test_values_with_backslashes_are_bound_exactly(query_store: Any) -> None:
     tenant = Tenant(WORKSPACE, "env_backslash")
     events = [{"timestamp": TIMEFRAME.from_ms + 5, "path": "C:\\temp\\x1", "n": 1}]

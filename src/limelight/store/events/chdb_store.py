@@ -31,6 +31,17 @@ from limelight.store.events.ddl import apply_ddl
 
 _COLUMNS = ", ".join(INSERT_COLUMNS)
 
+# ClickHouse reads a bound parameter's text in its escaped (TabSeparated) form,
+# so a backslash, tab or newline in a value must be escaped to arrive intact.
+# The server transport (clickhouse-connect) does the same.
+_PARAM_ESCAPES = str.maketrans(
+    {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
+)
+
+
+def bind_values(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.translate(_PARAM_ESCAPES) if isinstance(v, str) else v for k, v in params.items()}
+
 
 SESSIONS = 4
 
@@ -90,7 +101,7 @@ class ChdbEventStore:
         with self._session() as s:
             try:
                 if params:
-                    return s.query(sql, fmt, params=dict(params))
+                    return s.query(sql, fmt, params=bind_values(params))
                 return s.query(sql, fmt)
             except Exception as exc:  # chDB raises its own error types
                 raise StoreError(str(exc)) from exc
@@ -108,6 +119,6 @@ class ChdbEventStore:
         return QueryResult(
             rows=decode_json_rows(res.bytes()),
             elapsed=float(res.elapsed()),
-            rows_read=int(res.rows_read()),
-            bytes_read=int(res.bytes_read()),
+            rows_read=int(res.storage_rows_read()),
+            bytes_read=int(res.storage_bytes_read()),
         )
