@@ -34,9 +34,7 @@ _COLUMNS = ", ".join(INSERT_COLUMNS)
 # ClickHouse reads a bound parameter's text in its escaped (TabSeparated) form,
 # so a backslash, tab or newline in a value must be escaped to arrive intact.
 # The server transport (clickhouse-connect) does the same.
-_PARAM_ESCAPES = str.maketrans(
-    {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
-)
+_PARAM_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"})
 
 
 def bind_values(params: Mapping[str, Any]) -> dict[str, Any]:
