@@ -6,18 +6,25 @@ run while a server holds the events engine.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy.orm import Session
 
 from limelight.bootstrap import BootstrapResult, ensure_default
 from limelight.cli_accounts import integrations, users
+from limelight.errors import ExposedError
 from limelight.settings import Settings
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
+from limelight.store.meta.models import ApiKey
 
 app = typer.Typer(
     no_args_is_help=True, add_completion=False, help="Limelight observability platform."
@@ -31,7 +38,9 @@ app.add_typer(keys, name="keys")
 app.add_typer(users, name="users")
 app.add_typer(integrations, name="integrations")
 
-console = Console()
+# Piped output gets a wide console: Rich would cut ids and keys at 80 columns.
+console = Console() if sys.stdout.isatty() else Console(width=240)
+errors = Console(stderr=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -41,6 +50,17 @@ def open_meta(settings: Settings | None = None) -> MetaDB:
     (settings or Settings()).data_dir.mkdir(parents=True, exist_ok=True)
     db.migrate()
     return db
+
+
+@contextmanager
+def meta_session(immediate: bool = False) -> Iterator[Session]:
+    """One metadata transaction; a refused operation prints its reason and exits 1."""
+    try:
+        with open_meta().session(immediate=immediate) as s:
+            yield s
+    except ExposedError as exc:
+        errors.print(f"[red]error:[/] {exc.reason or exc.message}")
+        raise typer.Exit(1) from None
 
 
 def print_json(value: Any) -> None:
@@ -143,7 +163,8 @@ def serve(
 
 @workspaces.command("create")
 def workspaces_create(name: str, as_json: JsonFlag = False) -> None:
-    with open_meta().session(immediate=True) as s:
+    """Create a workspace (names are unique)."""
+    with meta_session(immediate=True) as s:
         ws = repos.create_workspace(s, name)
         if as_json:
             print_json({"workspaceId": ws.id, "name": ws.name})
@@ -152,11 +173,19 @@ def workspaces_create(name: str, as_json: JsonFlag = False) -> None:
 
 
 @workspaces.command("list")
-def workspaces_list() -> None:
+def workspaces_list(as_json: JsonFlag = False) -> None:
+    with meta_session() as s:
+        found = repos.list_workspaces(s)
+        rows = [
+            {"workspaceId": ws.id, "name": ws.name, "createdAt": _iso(ws.created_at)}
+            for ws in found
+        ]
+    if as_json:
+        print_json(rows)
+        return
     t = table("id", "name", "created")
-    with open_meta().session() as s:
-        for ws in repos.list_workspaces(s):
-            t.add_row(ws.id, ws.name, ws.created_at.isoformat())
+    for row in rows:
+        t.add_row(row["workspaceId"], row["name"], row["createdAt"])
     console.print(t)
 
 
@@ -167,11 +196,13 @@ def environments_create(
     redact: Annotated[bool, typer.Option(help="Redact values of secret-looking keys.")] = True,
     as_json: JsonFlag = False,
 ) -> None:
-    with open_meta().session(immediate=True) as s:
+    """Create an environment in a workspace (names are unique per workspace)."""
+    with meta_session(immediate=True) as s:
         ws = repos.find_workspace(s, workspace)
         env = repos.create_environment(s, ws, name, redact)
         if as_json:
-            print_json({"workspaceId": ws.id, "environmentId": env.id, "name": env.name})
+            print_json({"workspaceId": ws.id, "environmentId": env.id, "name": env.name,
+                        "redactSecrets": env.redact_secrets})  # fmt: skip
         else:
             console.print(f"created environment {env.name} ({env.id}) in {ws.name}")
 
@@ -179,12 +210,26 @@ def environments_create(
 @environments.command("list")
 def environments_list(
     workspace: Annotated[str | None, typer.Option(help="Workspace id or name.")] = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    t = table("id", "workspace", "name", "redact")
-    with open_meta().session() as s:
+    with meta_session() as s:
         ws = repos.find_workspace(s, workspace) if workspace else None
-        for env in repos.list_environments(s, ws):
-            t.add_row(env.id, env.workspace_id, env.name, "yes" if env.redact_secrets else "no")
+        rows: list[dict[str, Any]] = [
+            {
+                "environmentId": env.id,
+                "workspaceId": env.workspace_id,
+                "name": env.name,
+                "redactSecrets": env.redact_secrets,
+            }
+            for env in repos.list_environments(s, ws)
+        ]
+    if as_json:
+        print_json(rows)
+        return
+    t = table("id", "workspace", "name", "redact")
+    for row in rows:
+        redacts = "yes" if row["redactSecrets"] else "no"
+        t.add_row(row["environmentId"], row["workspaceId"], row["name"], redacts)
     console.print(t)
 
 
@@ -196,9 +241,10 @@ def keys_create(
     name: Annotated[str, typer.Option(help="A label for the key.")] = "",
     as_json: JsonFlag = False,
 ) -> None:
+    """Create a key bound to one environment. Admin keys are shown this once."""
     if kind not in repos.KEY_KINDS:
         raise typer.BadParameter("--kind must be ingest or admin")
-    with open_meta().session(immediate=True) as s:
+    with meta_session(immediate=True) as s:
         ws = repos.find_workspace(s, workspace)
         env = repos.find_environment(s, environment, ws)
         new = repos.create_key(s, env, kind, name)
@@ -211,28 +257,61 @@ def keys_create(
                 console.print("[dim]admin keys are shown once: keep it[/]")
 
 
+def _iso(at: datetime | None) -> str | None:
+    # SQLite hands datetimes back without their zone; they are all UTC.
+    if at is None:
+        return None
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).isoformat()
+
+
+def _key_row(k: ApiKey) -> dict[str, Any]:
+    # Ingest keys are public and shown whole; an admin key only by its display form.
+    return {
+        "id": k.id,
+        "environmentId": k.environment_id,
+        "kind": k.kind,
+        "name": k.name,
+        "key": k.public_value,
+        "display": k.display,
+        "createdAt": _iso(k.created_at),
+        "revokedAt": _iso(k.revoked_at),
+    }
+
+
 @keys.command("list")
 def keys_list(
     workspace: Annotated[str | None, typer.Option(help="Workspace id or name.")] = None,
     environment: Annotated[str | None, typer.Option(help="Environment id or name.")] = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    t = table("id", "environment", "kind", "name", "key", "revoked")
-    with open_meta().session() as s:
+    with meta_session() as s:
         ws = repos.find_workspace(s, workspace) if workspace else None
         env = repos.find_environment(s, environment, ws) if environment else None
-        for k in repos.list_keys(s, env):
-            shown = k.public_value or k.display
-            revoked = k.revoked_at.isoformat() if k.revoked_at else ""
-            t.add_row(k.id, k.environment_id, k.kind, k.name, shown, revoked)
+        found = repos.list_keys(s, env)
+        if ws is not None and env is None:
+            in_ws = {e.id for e in repos.list_environments(s, ws)}
+            found = [k for k in found if k.environment_id in in_ws]
+        rows = [_key_row(k) for k in found]
+    if as_json:
+        print_json(rows)
+        return
+    t = table("id", "environment", "kind", "name", "key", "revoked")
+    for row in rows:
+        t.add_row(row["id"], row["environmentId"], row["kind"], row["name"],
+                  row["key"] or row["display"], row["revokedAt"] or "")  # fmt: skip
     console.print(t)
 
 
 @keys.command("revoke")
-def keys_revoke(key_id: str) -> None:
+def keys_revoke(key_id: str, as_json: JsonFlag = False) -> None:
     """Revoke a key by id; it is refused from the next request on."""
-    with open_meta().session(immediate=True) as s:
-        repos.revoke_key(s, key_id)
-    console.print(f"revoked key {key_id}")
+    with meta_session(immediate=True) as s:
+        key = repos.revoke_key(s, key_id)
+        row = _key_row(key)
+    if as_json:
+        print_json(row)
+    else:
+        console.print(f"revoked key {key_id}")
 
 
 def main() -> None:
