@@ -1,0 +1,442 @@
+"""Query runs over 1M and 10M events: the query-run API beside SQL run directly on the engine.
+
+Loading. 10M events through the Events API would take longer than the rest of
+the benchmark together, and a second process cannot open the live server's
+engine. So this section builds a data directory of its own: this process
+opens a chDB engine on it and generates realistic events with one
+``INSERT ... SELECT FROM numbers()`` per million (ClickHouse builds each
+event's JSON text; the ``data`` JSON column is materialised from it exactly as
+on ingest), writes a workspace with one environment per size and admin keys
+into the directory's metadata, and times the direct SQL. Then it closes the
+engine, starts a real ``limelight serve`` on the same directory and times the
+same questions through ``POST /v1/query_run`` + ``GET /v1/query_run/<id>?wait=``.
+
+Three timings per question, medians of ``repeats`` warm runs:
+- api: wall time of create + poll until COMPLETED, over HTTP on loopback;
+- compiled: the very statements the compiler produces for that run, executed
+  one after the other on the engine (what the API adds is the difference);
+- hand: one hand-written statement answering the same question (what the
+  compiler's SQL costs beyond the minimum).
+
+Set LIMELIGHT_BENCH_QUERIES_DIR to keep the generated data between runs.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import orjson
+from tests.support import launch
+
+from limelight.query.compile import RunOptions, Timeframe, compile_run
+from limelight.query.spec import validate_fields
+from limelight.store.events.base import Tenant
+from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.store.meta import repos
+from limelight.store.meta.db import MetaDB
+
+if TYPE_CHECKING:
+    from bench.run import BenchContext
+
+CHUNK = 1_000_000
+SPAN_MS = 7 * 24 * 3600 * 1000
+NEEDLE = "zq8x-needle"
+NEEDLE_EVERY = 999_983  # a prime: about one event in a million holds the needle
+TARGET_SECONDS = 1.0
+TARGET_RATIO = 1.25
+
+# One event per row, built by ClickHouse from hashes of the row number (about 0.45kb).
+# @name@ marks what is filled in before the statement runs ({name:Type} are parameters).
+GENERATE = """
+INSERT INTO @table@ (workspace_id, environment_id, dataset, service, namespace, timestamp, id, raw)
+SETTINGS async_insert = 0
+SELECT {ws:String}, {env:String}, dataset, service, 'default', fromUnixTimestamp64Milli(ms),
+       concat(lower(hex(ms)), lower(hex(n))), raw
+FROM (
+    SELECT number AS n,
+        cityHash64(number, 1) AS h,
+        sipHash64(number, 2) AS h2,
+        toInt64({start:Int64} + intDiv(number * {span:Int64}, {count:UInt64})) AS ms,
+        multiIf(h % 10 < 7, 'logs', h % 10 < 9, 'requests', 'audit') AS dataset,
+        ['checkout', 'orders', 'users', 'gateway', 'search', 'payments', 'auth', 'inventory']
+            [bitShiftRight(h, 8) % 8 + 1] AS service,
+        ['debug', 'info', 'info', 'info', 'warn', 'error'][bitShiftRight(h, 12) % 6 + 1] AS level,
+        ['GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE'][bitShiftRight(h, 16) % 6 + 1] AS method,
+        ['/api/orders', '/api/orders/{id}', '/api/users/{id}', '/api/cart', '/health']
+            [bitShiftRight(h, 20) % 5 + 1] AS route,
+        [200, 200, 200, 201, 204, 400, 404, 500, 502, 503][bitShiftRight(h, 24) % 10 + 1] AS status,
+        ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 Safari/605.1.15',
+         'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36',
+         'okhttp/4.12.0'][bitShiftRight(h, 28) % 3 + 1] AS agent,
+        ['web', 'mobile', 'beta', 'canary', 'internal', 'batch'] AS tags,
+        concat(
+            '{"timestamp":', toString(ms),
+            ',"level":"', level,
+            '","message":"', method, ' ', route, ' completed with ', toString(status),
+            if(number % @needle_every@ = 17, ' @needle@', ''),
+            '","service":"', service,
+            '","requestId":"', leftPad(lower(hex(h2)), 16, '0'), leftPad(lower(hex(h)), 16, '0'),
+            '","traceId":"', lower(hex(bitShiftRight(h2, 3))),
+            '","http":{"method":"', method, '","route":"', route,
+            '","status":', toString(status), ',"userAgent":"', agent,
+            '","bytes":', toString(100 + bitShiftRight(h2, 40) % 90000),
+            '},"duration":', toString(round(exp((bitShiftRight(h2, 8) % 7000000) / 1000000.0), 3)),
+            ',"user":{"id":', toString(1 + bitShiftRight(h, 32) % 50000),
+            ',"plan":"', ['free', 'pro', 'team'][bitShiftRight(h, 48) % 3 + 1],
+            '"},"region":"', ['eu-west-1', 'us-east-1', 'ap-south-1'][bitShiftRight(h, 52) % 3 + 1],
+            '","db":{"queries":', toString(bitShiftRight(h2, 16) % 13),
+            ',"ms":', toString(round((bitShiftRight(h2, 20) % 4000) / 100.0, 2)),
+            '},"cache.hit":', if(bitShiftRight(h2, 24) % 10 < 7, 'true', 'false'),
+            ',"tags":["', tags[bitShiftRight(h2, 28) % 6 + 1],
+            '","', tags[bitShiftRight(h2, 32) % 6 + 1], '"]}'
+        ) AS raw
+    FROM numbers({offset:UInt64}, {rows:UInt64})
+)
+"""
+
+
+@dataclass(frozen=True)
+class Question:
+    name: str
+    query: dict[str, Any]
+    hand: str  # one statement; {where} is the tenant and time filter
+    limit: int = 100
+    # A new needle for every run: ClickHouse's query condition cache remembers the
+    # granules a repeated filter ruled out, which a repeated search would enjoy.
+    fresh_needle: bool = False
+
+    def needle(self, run: int) -> str:
+        return f"absent-{run}-{time.time_ns()}" if self.fresh_needle else NEEDLE
+
+    def query_for(self, needle: str) -> dict[str, Any]:
+        if "needle" not in self.query:
+            return self.query
+        return {**self.query, "needle": {"value": needle}}
+
+
+TENANT_TIME = (
+    "workspace_id = {ws:String} AND environment_id = {env:String} AND "
+    "timestamp >= fromUnixTimestamp64Milli({frm:Int64}) AND "
+    "timestamp < fromUnixTimestamp64Milli({to:Int64})"
+)
+EVENT_COLUMNS = (
+    "raw, toUnixTimestamp64Milli(timestamp) AS _timestamp, dataset AS _dataset, "
+    "service AS _service, namespace AS _namespace, id AS _id"
+)
+
+QUESTIONS = [
+    Question(
+        "COUNT by service",
+        {"calculations": [{"operator": "COUNT"}], "group_bys": [{"key": "_service"}]},
+        "SELECT service, count() AS c FROM {table} WHERE {where} GROUP BY service ORDER BY c DESC",
+    ),
+    Question(
+        "P99(duration) by service, status >= 500",
+        {
+            "calculations": [{"operator": "P99", "key": "duration"}],
+            "group_bys": [{"key": "_service"}],
+            "filters": [{"key": "http.status", "operation": ">=", "value": 500}],
+        },
+        "SELECT service, quantileExactInclusive(0.99)(data.duration.:Float64) AS p FROM {table}"
+        " WHERE {where} AND data.http.status.:Int64 >= 500 GROUP BY service ORDER BY p DESC",
+    ),
+    Question(
+        "COUNT_DISTINCT(requestId)",
+        {"calculations": [{"operator": "COUNT_DISTINCT", "key": "requestId"}]},
+        "SELECT uniqExact(data.requestId.:String) FROM {table} WHERE {where}",
+    ),
+    Question(
+        "needle search",
+        {"needle": {"value": NEEDLE}},
+        f"SELECT {EVENT_COLUMNS} FROM {{table}} WHERE {{where}}"
+        " AND positionCaseInsensitive(raw, {{needle:String}}) > 0"
+        " ORDER BY timestamp DESC LIMIT 100",
+    ),
+    Question(
+        "needle search, a new needle each run",
+        {"needle": {"value": NEEDLE}},
+        f"SELECT {EVENT_COLUMNS} FROM {{table}} WHERE {{where}}"
+        " AND positionCaseInsensitive(raw, {{needle:String}}) > 0"
+        " ORDER BY timestamp DESC LIMIT 100",
+        fresh_needle=True,
+    ),
+    Question(
+        "newest 100 events of a dataset",
+        {"namespaces": [{"type": "dataset", "value": "logs"}]},
+        f"SELECT {EVENT_COLUMNS} FROM {{table}} WHERE {{where}} AND dataset = {{{{ds:String}}}}"
+        " ORDER BY timestamp DESC LIMIT 100",
+    ),
+]
+
+
+@dataclass
+class Size:
+    events: int
+    tenant: Tenant
+    admin_key: str
+    frm: int
+    to: int
+    timings: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+
+    def add(self, question: str, path: str, seconds: float) -> None:
+        self.timings.setdefault(question, {}).setdefault(path, []).append(seconds)
+
+    def median(self, question: str, path: str) -> float:
+        return statistics.median(self.timings[question][path])
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _data_dir(ctx: BenchContext) -> Path:
+    kept = os.environ.get("LIMELIGHT_BENCH_QUERIES_DIR")
+    return Path(kept) if kept else ctx.scratch("queries")
+
+
+def _make_tenants(meta: MetaDB, counts: list[int]) -> dict[int, tuple[Tenant, str]]:
+    with meta.session(immediate=True) as s:
+        ws = repos.create_workspace(s, f"bench-queries-{time.time_ns()}")
+        out = {}
+        for count in counts:
+            env = repos.create_environment(s, ws, f"events-{count}", redact=False)
+            key = repos.create_key(s, env, "admin", name="bench").value
+            out[count] = (Tenant(ws.id, env.id), key)
+        return out
+
+
+def _load(store: ChdbEventStore, size: Size, log: Callable[[str], None]) -> None:
+    sql = (
+        GENERATE.replace("@table@", store.table)
+        .replace("@needle@", NEEDLE)
+        .replace("@needle_every@", str(NEEDLE_EVERY))
+    )
+    started = time.perf_counter()
+    for offset in range(0, size.events, CHUNK):
+        params = {
+            "ws": size.tenant.workspace_id,
+            "env": size.tenant.environment_id,
+            "start": size.frm,
+            "span": SPAN_MS,
+            "count": size.events,
+            "offset": offset,
+            "rows": min(CHUNK, size.events - offset),
+        }
+        store.query(sql, params)
+    log(f"  loaded {size.events:,} events in {time.perf_counter() - started:.0f}s")
+
+
+def _prepare(ctx: BenchContext, data_dir: Path, counts: list[int]) -> list[Size]:
+    """Generate the data (or reuse a kept directory that has it)."""
+    manifest = data_dir / "bench-queries.json"
+    if manifest.exists():
+        saved = orjson.loads(manifest.read_bytes())
+        if saved["counts"] == counts:
+            ctx.log(f"  reusing the events in {data_dir}")
+            return [
+                Size(s["events"], Tenant(s["ws"], s["env"]), s["key"], s["frm"], s["to"])
+                for s in saved["sizes"]
+            ]
+    meta = MetaDB(f"sqlite:///{data_dir / 'meta.db'}")
+    meta.migrate()
+    tenants = _make_tenants(meta, counts)
+    meta.dispose()
+    end = int(time.time() * 1000) - 60_000
+    sizes = [Size(n, tenants[n][0], tenants[n][1], end - SPAN_MS, end + 1) for n in counts]
+    store = ChdbEventStore(data_dir / "chdb")
+    store.start()
+    try:
+        for size in sizes:
+            _load(store, size, ctx.log)
+        # Merge what the loads wrote, as a long-running server would have by now;
+        # otherwise the server started next spends the timed runs merging.
+        started = time.perf_counter()
+        store.query(f"OPTIMIZE TABLE {store.table} FINAL", {})
+        ctx.log(f"  merged the parts in {time.perf_counter() - started:.0f}s")
+    finally:
+        store.close()
+    manifest.write_bytes(
+        orjson.dumps(
+            {
+                "counts": counts,
+                "sizes": [
+                    {
+                        "events": s.events,
+                        "ws": s.tenant.workspace_id,
+                        "env": s.tenant.environment_id,
+                        "key": s.admin_key,
+                        "frm": s.frm,
+                        "to": s.to,
+                    }
+                    for s in sizes
+                ],
+            }
+        )
+    )
+    return sizes
+
+
+# ---------------------------------------------------------------- timing
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
+    beside = ThreadPoolExecutor(2)
+
+    def compiled(q: Question, needle: str) -> Callable[[], None]:
+        plan = compile_run(
+            validate_fields(q.query_for(needle)),
+            workspace_id=size.tenant.workspace_id,
+            environment_id=size.tenant.environment_id,
+            table=store.table,
+            timeframe=Timeframe(size.frm, size.to),
+            options=RunOptions(limit=q.limit),
+        )
+
+        def run() -> None:  # like the run service: the statements side by side
+            first, *others = plan.statements.values()
+            futures = [beside.submit(store.query, s.sql, s.params) for s in others]
+            store.query(first.sql, first.params)
+            for f in futures:
+                f.result()
+
+        return run
+
+    def hand(q: Question, needle: str) -> Callable[[], None]:
+        sql = q.hand.format(table=store.table, where=TENANT_TIME)
+        params = {
+            "ws": size.tenant.workspace_id,
+            "env": size.tenant.environment_id,
+            "frm": size.frm,
+            "to": size.to,
+            "needle": needle,
+            "ds": "logs",
+        }
+
+        def run() -> None:
+            store.query(sql, params)
+
+        return run
+
+    try:
+        for q in QUESTIONS:
+            compiled(q, q.needle(-1))()  # warm: marks, caches, page cache
+            hand(q, q.needle(-1))()
+            for i in range(repeats):
+                # Alternate, so that background work weighs on both alike.
+                size.add(q.name, "compiled", _timed(compiled(q, q.needle(i))))
+                size.add(q.name, "hand", _timed(hand(q, q.needle(i))))
+    finally:
+        beside.shutdown()
+
+
+def _run_through_api(client: httpx.Client, body: dict[str, Any]) -> dict[str, Any]:
+    created = client.post("/v1/query_run", json=body)
+    created.raise_for_status()
+    run_id = created.json()["query_run"]["id"]
+    while True:
+        polled = client.get(f"/v1/query_run/{run_id}", params={"wait": 30})
+        polled.raise_for_status()
+        result: dict[str, Any] = polled.json()
+        if result["query_run"]["status"] != "STARTED":
+            break
+    return result
+
+
+def _time_api(url: str, size: Size, repeats: int) -> dict[str, Any]:
+    answers: dict[str, Any] = {}
+    with httpx.Client(base_url=url, headers={"Authorization": size.admin_key}, timeout=60) as c:
+        for q in QUESTIONS:
+
+            def body(needle: str, q: Question = q) -> dict[str, Any]:
+                return {"query": q.query_for(needle), "from": size.frm, "to": size.to}
+
+            warm = _run_through_api(c, body(q.needle(-1)))
+            answers[q.name] = warm["data"] or warm["query_run"]
+            for i in range(repeats):
+                run_body = body(q.needle(i))  # built before the clock starts
+                size.add(q.name, "api", _timed(lambda b=run_body: _run_through_api(c, b)))
+    return answers
+
+
+# ---------------------------------------------------------------- report
+
+
+def _summary(question: str, data: dict[str, Any]) -> str:
+    if "status" in data:  # the run itself: it failed
+        return f"FAILED: {data.get('error')}"
+    if "aggregates" in data:
+        first = data["aggregates"][0]["values"] if data["aggregates"] else {}
+        shown = {k: round(v, 2) if isinstance(v, float) else v for k, v in first.items()}
+        return f"{len(data['aggregates'])} groups, first {shown}"
+    return f"{len(data['events'])} events of {data['count']:,}"
+
+
+def _print(sizes: list[Size], answers: dict[int, dict[str, Any]]) -> None:
+    head = (
+        f"{'events':>11}  {'question':<40}{'api s':>8}{'compiled s':>12}{'hand s':>8}"
+        f"{'api/compiled':>14}{'api/hand':>10}"
+    )
+    print(head)
+    print("-" * len(head))
+    misses = []
+    for size in sizes:
+        for q in QUESTIONS:
+            api, compiled, hand = (size.median(q.name, p) for p in ("api", "compiled", "hand"))
+            print(
+                f"{size.events:>11,}  {q.name:<40}{api:>8.3f}{compiled:>12.3f}{hand:>8.3f}"
+                f"{api / compiled:>14.2f}{api / hand:>10.2f}"
+            )
+            if size.events >= 10_000_000 and api >= TARGET_SECONDS:
+                misses.append(f"{q.name}: {api:.2f}s over 10M (target < {TARGET_SECONDS:g}s)")
+            if size.events >= 10_000_000 and api / hand > TARGET_RATIO:
+                misses.append(f"{q.name}: api/hand {api / hand:.2f} (target <= {TARGET_RATIO})")
+    print()
+    for size in sizes:
+        for q in QUESTIONS:
+            summary = _summary(q.name, answers[size.events][q.name])
+            print(f"  {size.events:>11,}  {q.name:<40}{summary}")
+    print()
+    print("targets (10M): every run under 1s, api within 1.25x of the direct SQL")
+    for miss in misses:
+        print(f"  missed: {miss}")
+    if not misses:
+        print("  all met")
+
+
+def run(ctx: BenchContext) -> None:
+    counts = [100_000, 1_000_000] if ctx.quick else [1_000_000, 10_000_000]
+    repeats = max(ctx.repeats, 5)
+    data_dir = _data_dir(ctx)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    sizes = _prepare(ctx, data_dir, counts)
+
+    store = ChdbEventStore(data_dir / "chdb")
+    store.start()
+    try:
+        for size in sizes:
+            _time_direct(store, size, repeats)
+    finally:
+        store.close()
+    ctx.log("  direct SQL timed; starting a server on the same data")
+
+    server = launch(data_dir / "server", {"LIMELIGHT_DATA_DIR": str(data_dir)})
+    try:
+        answers = {size.events: _time_api(server.url, size, repeats) for size in sizes}
+    finally:
+        server.stop()
+    print(f"data: {data_dir} ({', '.join(f'{n:,}' for n in counts)} events over 7 days)")
+    print(f"medians of {repeats} warm runs\n")
+    _print(sizes, answers)
