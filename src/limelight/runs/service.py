@@ -96,6 +96,8 @@ class QueryRunService:
         self._events = events
         self._limiter = RateLimiter(self.limits.runs_per_minute, 60.0)
         self._pool: ThreadPoolExecutor | None = None
+        # Second statements of runs; never waits on anything, so it cannot deadlock the pool.
+        self._beside: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _LiveRun] = OrderedDict()
         self._kept_bytes = 0
@@ -105,11 +107,13 @@ class QueryRunService:
     def start(self) -> None:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="query-run")
+            self._beside = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="query-stmt")
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        for pool in (self._pool, self._beside):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._beside = None
 
     # -- creating -------------------------------------------------------------------------
 
@@ -193,7 +197,7 @@ class QueryRunService:
             self._pending -= 1
         try:
             if live.status == STARTED:
-                data = execute_plan(self._events, plan, self.limits, live.deadline)
+                data = execute_plan(self._events, plan, self.limits, live.deadline, self._beside)
                 self._settle(live, COMPLETED, data=data)
         except RunFailed as exc:
             self._settle(live, FAILED, error=str(exc))
