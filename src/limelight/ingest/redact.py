@@ -17,14 +17,15 @@ _EXACT = frozenset(
 )  # fmt: skip
 _SUFFIXES = ("password", "passwd", "secret", "token", "apikey", "api_key", "cookie")
 
-# Lower-case pieces of every key that ``is_secret_key`` accepts, with each
-# spelling of its separators. When none appears in a body, no event in it can
-# hold a secret key and the per-event walk is skipped. A JSON escape could spell
-# a key without these bytes (p\u0061ssword), so a body with escapes is walked.
+# Pieces of every key that ``is_secret_key`` accepts, after the same folding
+# (lower case, '-' and '.' as '_'). When none appears in a body, no event in it
+# can hold a secret key and the per-event walk is skipped. A JSON escape could
+# spell a key without these bytes (p\u0061ssword), so a body with escapes is walked.
 BODY_HINTS = (
     b"pass", b"pwd", b"secret", b"auth", b"token", b"cookie", b"session", b"private",
-    b"credential", b"apikey", b"api_key", b"api-key", b"api.key", b"\\u",
+    b"credential", b"apikey", b"api_key", b"\\u",
 )  # fmt: skip
+_FOLD_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ-.", b"abcdefghijklmnopqrstuvwxyz__")
 # Kept for callers that still test with a regex; ``may_hold_secrets`` is 10x faster.
 BODY_HINT = re.compile(
     rb"(?i)pass|pwd|secret|auth|api.?key|token|cookie|session|private|credential|\\u"
@@ -34,8 +35,8 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 def may_hold_secrets(body: bytes) -> bool:
     """False when no event in this JSON body can have a key that ``redact`` replaces."""
-    lowered = body.lower()
-    return any(hint in lowered for hint in BODY_HINTS)
+    folded = body.translate(_FOLD_BYTES)
+    return any(hint in folded for hint in BODY_HINTS)
 
 
 def is_secret_key(key: str) -> bool:

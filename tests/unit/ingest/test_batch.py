@@ -106,6 +106,11 @@ def test_a_body_with_a_big_integer_is_judged_like_any_other() -> None:
         (f"[{10**30}]", True),
         (f'{{"a": [1, {10**25}]}}', True),
         ('{"f": 12345678901234567890123.5}', False),  # a float stays a float
+        ('{"f": 12345678901234567890123e2}', False),
+        ("[ -99999999999999999999 ]", True),
+        ('{"a" :\n 99999999999999999999}', True),
+        ('{"a": "x99999999999999999999"}', False),
+        ('{"a": 1, "b": [1234567890123456789, 99999999999999999999999]}', True),
     ],
 )
 def test_only_integers_beyond_64_bits_take_the_exact_path(text: str, expected: bool) -> None:
