@@ -1,0 +1,1 @@
+"""Benchmarks run by `make bench`: scripts that print figures measured side by side."""

@@ -1,0 +1,243 @@
+"""Ingest throughput: the Events API over loopback beside a direct insert into the same engine.
+
+The same events (about 0.5kb of JSON each) go in two batch shapes (6MB bodies
+and 1,000-event bodies) through two paths, in the same run:
+
+- http: concurrent clients POST pre-serialised bodies to ``/events/v1/<dataset>``
+  of the live server; a run ends when every request has its 202;
+- direct: this process opens its own ``ChdbEventStore`` (same engine, same DDL)
+  and inserts the same rows, already enriched, with the same concurrency.
+
+The ratio http/direct says what the API costs on top of the engine.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import orjson
+
+from limelight.ingest.service import Origin, build_rows
+from limelight.settings import MIB
+from limelight.store.events.base import EventRow, Tenant
+from limelight.store.events.chdb_store import ChdbEventStore
+
+if TYPE_CHECKING:
+    from bench.run import BenchContext
+
+CLIENTS = 4
+BATCH_LIMIT = 6 * MIB - 1024  # the largest body the API takes, with a margin
+SMALL_BATCH = 1000
+SETTLE_S = 1.0
+
+LEVELS = ["debug", "info", "info", "info", "warn", "error"]
+ROUTES = ["/api/orders", "/api/orders/{id}", "/api/users/{id}", "/api/cart", "/health"]
+METHODS = ["GET", "GET", "GET", "POST", "PUT", "DELETE"]
+SERVICES = ["checkout", "orders", "users", "gateway"]
+AGENTS = [
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 Safari/605.1.15",
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36",
+    "okhttp/4.12.0",
+]
+
+
+def make_event(rng: random.Random, at_ms: int) -> dict[str, Any]:
+    """A plausible request log line, about 0.5kb as JSON."""
+    route = rng.choice(ROUTES)
+    status = rng.choice([200, 200, 200, 201, 204, 400, 404, 500])
+    return {
+        "timestamp": at_ms,
+        "level": rng.choice(LEVELS),
+        "message": f"{rng.choice(METHODS)} {route} completed with {status}",
+        "service": rng.choice(SERVICES),
+        "requestId": f"{rng.getrandbits(128):032x}",
+        "traceId": f"{rng.getrandbits(64):016x}",
+        "http": {
+            "method": rng.choice(METHODS),
+            "route": route,
+            "status": status,
+            "userAgent": rng.choice(AGENTS),
+            "bytes": rng.randint(100, 90_000),
+        },
+        "duration": round(rng.lognormvariate(3, 1), 3),
+        "user": {"id": rng.randint(1, 50_000), "plan": rng.choice(["free", "pro", "team"])},
+        "region": rng.choice(["eu-west-1", "us-east-1", "ap-south-1"]),
+        "db": {"queries": rng.randint(0, 12), "ms": round(rng.random() * 40, 2)},
+        "cache.hit": rng.random() < 0.7,
+        "tags": rng.sample(["web", "mobile", "beta", "canary", "internal", "batch"], 2),
+    }
+
+
+@dataclass
+class Batch:
+    body: bytes  # the JSON array as sent over HTTP
+    rows: list[EventRow]  # the same events enriched, as the direct path stores them
+
+
+def make_batches(count: int, per_batch: int | None, dataset: str, seed: int = 7) -> list[Batch]:
+    """``count`` events cut into bodies of ``per_batch`` events (None: as many as fit in 6MB)."""
+    rng = random.Random(seed)
+    start = int(time.time() * 1000) - 3_600_000
+    events = [make_event(rng, start + i) for i in range(count)]
+    raws = [orjson.dumps(e) for e in events]
+    groups: list[list[int]] = [[]]
+    size = 2
+    for i, raw in enumerate(raws):
+        full = (per_batch is not None and len(groups[-1]) >= per_batch) or (
+            size + len(raw) + 1 > BATCH_LIMIT
+        )
+        if full:
+            groups.append([])
+            size = 2
+        groups[-1].append(i)
+        size += len(raw) + 1
+    origin = Origin(tenant=Tenant("bench", "bench"), dataset=dataset)
+    batches = []
+    for group in groups:
+        body = b"[" + b",".join(raws[i] for i in group) + b"]"
+        rows = build_rows(origin, [(events[i], raws[i]) for i in group], False, False)
+        batches.append(Batch(body, rows))
+    return batches
+
+
+def run_concurrently(work: Sequence[Batch], clients: int, send: Callable[[Batch], None]) -> float:
+    """Seconds to push every batch through ``send`` from ``clients`` threads."""
+    lock = threading.Lock()
+    queue = list(reversed(work))
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if not queue or errors:
+                    return
+                batch = queue.pop()
+            try:
+                send(batch)
+            except BaseException as exc:
+                with lock:
+                    errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    if errors:
+        raise errors[0]
+    return elapsed
+
+
+class HttpPath:
+    """POSTs bodies to the live server; one keep-alive connection per client thread."""
+
+    def __init__(self, url: str, key: str, dataset: str) -> None:
+        self.url = f"{url}/v1/{dataset}"
+        self.headers = {"x-api-key": key, "content-type": "application/json"}
+        self._local = threading.local()
+        self._clients: list[httpx.Client] = []
+
+    def send(self, batch: Batch) -> None:
+        client: httpx.Client | None = getattr(self._local, "client", None)
+        if client is None:
+            client = httpx.Client(timeout=120)
+            self._local.client = client
+            self._clients.append(client)
+        r = client.post(self.url, content=batch.body, headers=self.headers)
+        if r.status_code != 202:
+            raise RuntimeError(f"HTTP {r.status_code}: {r.text[:300]}")
+
+    def close(self) -> None:
+        for c in self._clients:
+            c.close()
+
+
+@dataclass
+class Measure:
+    shape: str
+    mode: str
+    events: int
+    megabytes: float
+    seconds: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.median
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.megabytes / self.median
+
+
+def print_table(measures: list[Measure]) -> None:
+    head = f"{'batches':<14}{'path':<8}{'events':>9}{'MB':>8}{'median s':>10}"
+    head += f"{'min s':>8}{'max s':>8}{'events/s':>11}{'MB/s':>8}"
+    print(head)
+    print("-" * len(head))
+    for m in measures:
+        print(
+            f"{m.shape:<14}{m.mode:<8}{m.events:>9,}{m.megabytes:>8.1f}{m.median:>10.2f}"
+            f"{min(m.seconds):>8.2f}{max(m.seconds):>8.2f}{m.events_per_s:>11,.0f}"
+            f"{m.mb_per_s:>8.1f}"
+        )
+
+
+def run(ctx: BenchContext) -> None:
+    total = 24_000 if ctx.quick else 96_000
+    shapes = {"6MB": None, f"{SMALL_BATCH:,} events": SMALL_BATCH}
+    direct = ChdbEventStore(ctx.scratch("direct-chdb"))
+    direct.start()
+    direct_tenant = Tenant(ctx.tenant.workspace_id, ctx.tenant.environment_id)
+    http = HttpPath(ctx.server.events_url, ctx.tenant.ingest_key, "bench")
+
+    def insert_direct(batch: Batch) -> None:
+        direct.insert(direct_tenant, batch.rows)
+
+    paths: dict[str, Callable[[Batch], None]] = {"http": http.send, "direct": insert_direct}
+    # Warm both paths (first parts, connection set-up) before timing.
+    warm = make_batches(200, 100, "warmup")
+    for send in paths.values():
+        run_concurrently(warm, CLIENTS, send)
+
+    results: list[Measure] = []
+    ratios: dict[str, float] = {}
+    try:
+        for shape, per_batch in shapes.items():
+            batches = make_batches(total, per_batch, "bench")
+            megabytes = sum(len(b.body) for b in batches) / MIB
+            measures = {mode: Measure(shape, mode, total, megabytes, []) for mode in paths}
+            for repeat in range(ctx.repeats):
+                # Alternate which path goes first, and let the engines settle in
+                # between: background merges of one run must not land on the other.
+                order = list(paths) if repeat % 2 == 0 else list(reversed(paths))
+                for mode in order:
+                    time.sleep(SETTLE_S)
+                    measures[mode].seconds.append(run_concurrently(batches, CLIENTS, paths[mode]))
+            results += measures.values()
+            ratios[shape] = measures["http"].events_per_s / measures["direct"].events_per_s
+            ctx.log(
+                f"  {shape}: {len(batches)} requests of about "
+                f"{megabytes / len(batches):.2f}MB, {CLIENTS} clients"
+            )
+    finally:
+        http.close()
+        direct.close()
+    print()
+    print_table(results)
+    print()
+    for shape, ratio in ratios.items():
+        print(f"ratio http/direct, {shape} batches: {ratio:.2f}  (target >= 0.5)")
