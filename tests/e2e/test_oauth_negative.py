@@ -17,7 +17,6 @@ import httpx
 import pytest
 
 from limelight.auth.oauth.pkce import s256
-from tests.conftest import start_server
 from tests.e2e.oauth_support import (
     REDIRECT,
     Browser,
@@ -32,7 +31,7 @@ from tests.e2e.oauth_support import (
     refresh,
     register,
 )
-from tests.support import LiveServer, Tenant
+from tests.support import LiveServer, Tenant, launch
 
 
 def token_post(server: LiveServer, **kw: Any) -> httpx.Response:
@@ -239,7 +238,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSe
     name = f"ll_oauth_{uuid.uuid4().hex[:10]}"
     admin.execute(f'CREATE DATABASE "{name}"')
     url = f"postgresql://127.0.0.1:5432/{name}"
-    srv = start_server(tmp_path_factory.mktemp("pg-server"), {"LIMELIGHT_DATABASE_URL": url})
+    srv = launch(tmp_path_factory.mktemp("pg-server"), {"LIMELIGHT_DATABASE_URL": url})
     try:
         yield srv
     finally:
@@ -617,7 +616,7 @@ def test_no_secret_is_stored_in_clear(server: LiveServer, one: Installed) -> Non
 
 @pytest.fixture(scope="module")
 def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    srv = start_server(
+    srv = launch(
         tmp_path_factory.mktemp("strict"),
         {
             "LIMELIGHT_AUTH_FAILURES_PER_ACCOUNT": "3",

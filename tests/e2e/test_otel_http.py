@@ -25,8 +25,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tests.conftest import free_port
-from tests.support import CLI, LiveServer, Tenant
+from tests.support import CLI, LiveServer, Tenant, free_port
 from tests.unit.ingest.otlp_builders import TRACE_ID, logs, span, traces
 
 PROTOBUF = {"content-type": "application/x-protobuf"}

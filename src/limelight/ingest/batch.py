@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from limelight.errors import BadRequest
-from limelight.store.events.base import has_big_integer
+from limelight.event_json import has_big_integer
 
 __all__ = ["ParsedBatch", "ValidEvent", "dumps", "has_big_integer", "loads", "parse_batch"]
 

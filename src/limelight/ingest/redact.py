@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -26,10 +25,6 @@ BODY_HINTS = (
     b"credential", b"apikey", b"api_key", b"\\u",
 )  # fmt: skip
 _FOLD_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ-.", b"abcdefghijklmnopqrstuvwxyz__")
-# Kept for callers that still test with a regex; ``may_hold_secrets`` is 10x faster.
-BODY_HINT = re.compile(
-    rb"(?i)pass|pwd|secret|auth|api.?key|token|cookie|session|private|credential|\\u"
-)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 

@@ -13,10 +13,8 @@ from typing import Any
 
 import orjson
 
+from limelight.event_json import SYSTEM_FIELDS, to_event
 from limelight.query.compile import Plan
-
-# Fields every stored event gains; they win over same-named keys of the event.
-SYSTEM_FIELDS = ("_timestamp", "_dataset", "_service", "_namespace", "_id")
 
 
 def _number(value: Any) -> Any:
@@ -79,15 +77,6 @@ def lookup(event: Mapping[str, Any], path: str) -> tuple[bool, Any]:
             if found:
                 return True, value
     return False, None
-
-
-def to_event(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The event as sent, plus its system fields."""
-    event: dict[str, Any] = orjson.loads(row["raw"])
-    for name in SYSTEM_FIELDS:
-        if name in row:
-            event[name] = int(row[name]) if name == "_timestamp" else row[name]
-    return event
 
 
 def _project(event: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import orjson
 from limelight.ingest.otlp.codec import Encoding, decode_request
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.signals import Signal
-from limelight.ingest.redact import BODY_HINT, redact
+from limelight.ingest.redact import may_hold_secrets, redact
 from limelight.ingest.service import Origin, build_rows
 from limelight.store.events.base import EventRow, EventStore
 
@@ -30,7 +30,7 @@ def otlp_rows(
     groups = signal.mapper(request, rejections)
     # Attribute keys travel as plain text in protobuf too, so the same cheap
     # whole-body test as the Events API decides whether to walk the events.
-    redacting = origin.redact_secrets and BODY_HINT.search(body) is not None
+    redacting = origin.redact_secrets and may_hold_secrets(body)
     too_large = f"{signal.items} of {max_event_bytes} bytes or more as JSON"
     rows: list[EventRow] = []
     for group in groups:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -103,60 +101,6 @@ def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
         for r in rows
     ]
     return b"\n".join(lines)
-
-
-# orjson keeps integers from -2**63 to 2**64-1 exact and reads larger ones as
-# floats, silently. Only a text holding such an integer takes the slower
-# standard-library path, which keeps them exact. Finding them must cost little
-# on every batch: runs of 19+ digits are found at C speed in a copy where every
-# digit is '0' (hex ids make a few per batch), and only those few are looked at.
-_DIGITS_AS_ZERO = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
-_LONG_RUN = b"0" * 19
-_RUN_END = re.compile(rb"[^0]|$")
-_SPACE = b" \t\r\n"
-_INT64_MIN_MAGNITUDE = 2**63
-_UINT64_MAX = 2**64 - 1
-
-
-def _number_beyond_64_bits(text: bytes, start: int, end: int) -> bool:
-    """Is the digit run text[start:end] an integer token out of orjson's range?"""
-    if end < len(text) and text[end] in b".eE":
-        return False  # a float, which orjson reads as a float anyway
-    i = start - 1
-    negative = i >= 0 and text[i] == 45  # '-'
-    if negative:
-        i -= 1
-    while i >= 0 and text[i] in _SPACE:
-        i -= 1
-    if i < 0 or text[i] not in b"[:,":
-        return False  # inside a string (or not a value): stored as sent
-    value = int(text[start:end])
-    return value > (_INT64_MIN_MAGNITUDE if negative else _UINT64_MAX)
-
-
-def has_big_integer(text: bytes) -> bool:
-    """Whether the JSON text may hold an integer that orjson would turn into a float.
-
-    A digit run inside a string that happens to follow ``:`` or ``,`` counts
-    too: that costs only the slower path, never exactness.
-    """
-    zeros = text.translate(_DIGITS_AS_ZERO)
-    start = zeros.find(_LONG_RUN)
-    while start != -1:
-        found = _RUN_END.search(zeros, start + 19)
-        end = found.start() if found else len(zeros)
-        if _number_beyond_64_bits(text, start, end):
-            return True
-        start = zeros.find(_LONG_RUN, end)
-    return False
-
-
-def load_event_json(raw: bytes | str) -> Any:
-    """Parse an event's stored JSON text, big integers exact."""
-    text = raw.encode() if isinstance(raw, str) else raw
-    if has_big_integer(text):
-        return json.loads(text)
-    return orjson.loads(text)
 
 
 def decode_json_rows(payload: bytes) -> list[dict[str, Any]]:

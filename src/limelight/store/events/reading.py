@@ -4,23 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from limelight.store.events.base import EventStore, Tenant, load_event_json
+from limelight.event_json import to_event
+from limelight.store.events.base import EventStore, Tenant
 
 # The columns that make a stored event whole again; see ``to_event``.
 EVENT_COLUMNS = (
     "raw, toUnixTimestamp64Milli(timestamp) AS _timestamp, dataset AS _dataset, "
     "service AS _service, namespace AS _namespace, id AS _id"
 )
-SYSTEM_FIELDS = ("_timestamp", "_dataset", "_service", "_namespace", "_id")
-
-
-def to_event(row: dict[str, Any]) -> dict[str, Any]:
-    """The event as sent, with the system fields added (they win over same-named keys)."""
-    event: dict[str, Any] = load_event_json(row["raw"])
-    for name in SYSTEM_FIELDS:
-        if name in row:
-            event[name] = int(row[name]) if name == "_timestamp" else row[name]
-    return event
 
 
 def read_events(

@@ -1,0 +1,81 @@
+"""Stored events as JSON values: exact parsing and the system fields.
+
+Pure (json and orjson only), so the ingest, store and query layers share it.
+orjson reads integers beyond 64 bits as floats, silently; the standard
+library keeps them exact but is several times slower, so it is used only for
+texts that hold such an integer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+# The fields every stored event gains, in the order they are added.
+SYSTEM_FIELDS = ("_timestamp", "_dataset", "_service", "_namespace", "_id")
+
+# orjson keeps integers from -2**63 to 2**64-1 exact and reads larger ones as
+# floats, silently. Only a text holding such an integer takes the slower
+# standard-library path, which keeps them exact. Finding them must cost little
+# on every batch: runs of 19+ digits are found at C speed in a copy where every
+# digit is '0' (hex ids make a few per batch), and only those few are looked at.
+_DIGITS_AS_ZERO = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+_LONG_RUN = b"0" * 19
+_RUN_END = re.compile(rb"[^0]|$")
+_SPACE = b" \t\r\n"
+_INT64_MIN_MAGNITUDE = 2**63
+_UINT64_MAX = 2**64 - 1
+
+
+def _number_beyond_64_bits(text: bytes, start: int, end: int) -> bool:
+    """Is the digit run text[start:end] an integer token out of orjson's range?"""
+    if end < len(text) and text[end] in b".eE":
+        return False  # a float, which orjson reads as a float anyway
+    i = start - 1
+    negative = i >= 0 and text[i] == 45  # '-'
+    if negative:
+        i -= 1
+    while i >= 0 and text[i] in _SPACE:
+        i -= 1
+    if i < 0 or text[i] not in b"[:,":
+        return False  # inside a string (or not a value): stored as sent
+    value = int(text[start:end])
+    return value > (_INT64_MIN_MAGNITUDE if negative else _UINT64_MAX)
+
+
+def has_big_integer(text: bytes) -> bool:
+    """Whether the JSON text may hold an integer that orjson would turn into a float.
+
+    A digit run inside a string that happens to follow ``:`` or ``,`` counts
+    too: that costs only the slower path, never exactness.
+    """
+    zeros = text.translate(_DIGITS_AS_ZERO)
+    start = zeros.find(_LONG_RUN)
+    while start != -1:
+        found = _RUN_END.search(zeros, start + 19)
+        end = found.start() if found else len(zeros)
+        if _number_beyond_64_bits(text, start, end):
+            return True
+        start = zeros.find(_LONG_RUN, end)
+    return False
+
+
+def load_event_json(raw: bytes | str) -> Any:
+    """Parse an event's stored JSON text, big integers exact."""
+    text = raw.encode() if isinstance(raw, str) else raw
+    if has_big_integer(text):
+        return json.loads(text)
+    return orjson.loads(text)
+
+
+def to_event(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The event as sent, with the system fields added (they win over same-named keys)."""
+    event: dict[str, Any] = load_event_json(row["raw"])
+    for name in SYSTEM_FIELDS:
+        if name in row:
+            event[name] = int(row[name]) if name == "_timestamp" else row[name]
+    return event
