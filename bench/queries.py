@@ -36,6 +36,7 @@ import httpx
 import orjson
 from tests.support import launch
 
+from limelight.errors import StoreError
 from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.spec import validate_fields
 from limelight.store.events.base import Tenant
@@ -185,6 +186,7 @@ class Size:
     frm: int
     to: int
     timings: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    failures: dict[str, list[str]] = field(default_factory=dict)  # direct SQL errors
 
     def add(self, question: str, path: str, seconds: float) -> None:
         self.timings.setdefault(question, {}).setdefault(path, []).append(seconds)
@@ -286,9 +288,15 @@ def _prepare(ctx: BenchContext, data_dir: Path, counts: list[int]) -> list[Size]
 # ---------------------------------------------------------------- timing
 
 
-def _timed(fn: Callable[[], Any]) -> float:
+def _timed(fn: Callable[[], Any], failures: list[str] | None = None) -> float:
+    """Seconds ``fn`` took; an engine error (a 10 s timeout) is noted and timed too."""
     started = time.perf_counter()
-    fn()
+    try:
+        fn()
+    except StoreError as exc:
+        if failures is None:
+            raise
+        failures.append(str(exc).splitlines()[0][:120])
     return time.perf_counter() - started
 
 
@@ -332,12 +340,13 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
 
     try:
         for q in QUESTIONS:
-            compiled(q, q.needle(-1))()  # warm: marks, caches, page cache
-            hand(q, q.needle(-1))()
+            failures = size.failures.setdefault(q.name, [])
+            _timed(compiled(q, q.needle(-1)), failures)  # warm: marks, caches, page cache
+            _timed(hand(q, q.needle(-1)), failures)
             for i in range(repeats):
                 # Alternate, so that background work weighs on both alike.
-                size.add(q.name, "compiled", _timed(compiled(q, q.needle(i))))
-                size.add(q.name, "hand", _timed(hand(q, q.needle(i))))
+                size.add(q.name, "compiled", _timed(compiled(q, q.needle(i)), failures))
+                size.add(q.name, "hand", _timed(hand(q, q.needle(i)), failures))
     finally:
         beside.shutdown()
 
@@ -409,6 +418,12 @@ def _print(sizes: list[Size], answers: dict[int, dict[str, Any]]) -> None:
             summary = _summary(q.name, answers[size.events][q.name])
             print(f"  {size.events:>11,}  {q.name:<40}{summary}")
     print()
+    for size in sizes:
+        for name, errors in size.failures.items():
+            if errors:
+                print(
+                    f"  {size.events:>11,}  {name}: direct SQL failed {len(errors)}x: {errors[0]}"
+                )
     print("targets (10M): every run under 1s, api within 1.25x of the direct SQL")
     for miss in misses:
         print(f"  missed: {miss}")
@@ -418,7 +433,7 @@ def _print(sizes: list[Size], answers: dict[int, dict[str, Any]]) -> None:
 
 def run(ctx: BenchContext) -> None:
     counts = [100_000, 1_000_000] if ctx.quick else [1_000_000, 10_000_000]
-    repeats = max(ctx.repeats, 5)
+    repeats = ctx.repeats
     data_dir = _data_dir(ctx)
     data_dir.mkdir(parents=True, exist_ok=True)
     sizes = _prepare(ctx, data_dir, counts)
