@@ -138,28 +138,45 @@ def run_concurrently(work: Sequence[Batch], clients: int, send: Callable[[Batch]
     return elapsed
 
 
-class HttpPath:
-    """POSTs bodies to the live server; one keep-alive connection per client thread."""
+class HttpSender:
+    """POSTs bodies to one URL of the live server; one keep-alive connection per client thread."""
 
-    def __init__(self, url: str, key: str, dataset: str) -> None:
-        self.url = f"{url}/v1/{dataset}"
-        self.headers = {"x-api-key": key, "content-type": "application/json"}
+    expected_status = 200
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        self.url = url
+        self.headers = headers
         self._local = threading.local()
         self._clients: list[httpx.Client] = []
 
-    def send(self, batch: Batch) -> None:
+    def post(self, batch: Batch) -> httpx.Response:
         client: httpx.Client | None = getattr(self._local, "client", None)
         if client is None:
             client = httpx.Client(timeout=120)
             self._local.client = client
             self._clients.append(client)
         r = client.post(self.url, content=batch.body, headers=self.headers)
-        if r.status_code != 202:
-            raise RuntimeError(f"HTTP {r.status_code}: {r.text[:300]}")
+        if r.status_code != self.expected_status:
+            raise RuntimeError(f"HTTP {r.status_code}: {r.content[:300]!r}")
+        return r
+
+    def send(self, batch: Batch) -> None:
+        self.post(batch)
 
     def close(self) -> None:
         for c in self._clients:
             c.close()
+
+
+class HttpPath(HttpSender):
+    """The Events API: JSON arrays to /events/v1/<dataset>."""
+
+    expected_status = 202
+
+    def __init__(self, url: str, key: str, dataset: str) -> None:
+        super().__init__(
+            f"{url}/v1/{dataset}", {"x-api-key": key, "content-type": "application/json"}
+        )
 
 
 @dataclass

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import random
 import statistics
-import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import httpx
 import orjson
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -30,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span, Status
 
-from bench.ingest import Batch, HttpPath, run_concurrently
+from bench.ingest import Batch, HttpPath, HttpSender, run_concurrently
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.spans import map_spans
 
@@ -185,35 +183,19 @@ def make_work(batches: int, seed: int = 11) -> Work:
     return Work(otlp, events, batches * SPANS_PER_BATCH)
 
 
-class OtlpPath:
-    """POSTs protobuf bodies to /otel/v1/traces; one keep-alive connection per client."""
+class OtlpPath(HttpSender):
+    """POSTs protobuf bodies to /otel/v1/traces."""
 
     def __init__(self, url: str, key: str, dataset: str) -> None:
-        self.url = f"{url}/otel/v1/traces"
-        self.headers = {
-            "x-api-key": key,
-            "x-dataset": dataset,
-            "content-type": "application/x-protobuf",
-        }
-        self._local = threading.local()
-        self._clients: list[httpx.Client] = []
+        super().__init__(
+            f"{url}/otel/v1/traces",
+            {"x-api-key": key, "x-dataset": dataset, "content-type": "application/x-protobuf"},
+        )
 
     def send(self, batch: Batch) -> None:
-        client: httpx.Client | None = getattr(self._local, "client", None)
-        if client is None:
-            client = httpx.Client(timeout=120)
-            self._local.client = client
-            self._clients.append(client)
-        r = client.post(self.url, content=batch.body, headers=self.headers)
-        if r.status_code != 200:
-            raise RuntimeError(f"HTTP {r.status_code}: {r.content[:300]!r}")
-        response = ExportTraceServiceResponse.FromString(r.content)
+        response = ExportTraceServiceResponse.FromString(self.post(batch).content)
         if response.partial_success.rejected_spans:
             raise RuntimeError(response.partial_success.error_message)
-
-    def close(self) -> None:
-        for c in self._clients:
-            c.close()
 
 
 def run(ctx: BenchContext) -> None:
