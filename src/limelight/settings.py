@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     query_runs_per_minute: int = Field(300, description="Query run creations per workspace.")
     query_threads: int = Field(4, description="Query runs executing at once (worker threads).")
 
-    # Accounts, console and OAuth (see docs/integrations.md).
+    # Accounts, console and OAuth (see the README, "Integrations").
     oauth_code_lifetime: int = Field(180, description="Seconds an authorization code is valid.")
     oauth_access_token_lifetime: int = Field(86400, description="Seconds an access token lives.")
     oauth_refresh_token_lifetime: int = Field(

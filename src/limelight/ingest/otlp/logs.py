@@ -1,4 +1,4 @@
-"""Log records to events: one event per record (see docs/otel.md for the mapping)."""
+"""Log records to events: one event per record (the mapping is in the README, "OpenTelemetry")."""
 
 from __future__ import annotations
 

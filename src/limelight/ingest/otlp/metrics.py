@@ -1,4 +1,4 @@
-"""Metric data points to events: one event per data point (see docs/otel.md)."""
+"""Metric data points to events: one event per data point (mapping: README, "OpenTelemetry")."""
 
 from __future__ import annotations
 

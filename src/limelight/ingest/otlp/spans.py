@@ -1,4 +1,4 @@
-"""Spans to events: one event per span (see docs/otel.md for the mapping)."""
+"""Spans to events: one event per span (the mapping is in the README, "OpenTelemetry")."""
 
 from __future__ import annotations
 
