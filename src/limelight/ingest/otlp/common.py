@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,3 +142,27 @@ def add_context(event: dict[str, Any], resource: dict[str, Any], scope: dict[str
 
 def ns_to_ms(duration_ns: int) -> float:
     return duration_ns / 1_000_000
+
+
+def map_resources(
+    resources: Iterable[Any],
+    scopes_of: Callable[[Any], Iterable[Any]],
+    items_of: Callable[[Any], Iterable[Any]],
+    events_of: Callable[[Any], Iterable[dict[str, Any]]],
+) -> list[Group]:
+    """Walk OTLP's resource -> scope -> item nesting, the same for every signal.
+
+    ``events_of`` turns one item (a span, a log record, a metric) into its
+    events (none when it is rejected); each gets its resource and scope.
+    """
+    groups = []
+    for entry in resources:
+        group, resource = resource_group(entry.resource)
+        for scoped in scopes_of(entry):
+            scope = scope_fields(scoped.scope)
+            for item in items_of(scoped):
+                for event in events_of(item):
+                    add_context(event, resource, scope)
+                    group.events.append(event)
+        groups.append(group)
+    return groups

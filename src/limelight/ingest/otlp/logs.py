@@ -13,11 +13,9 @@ from limelight.ingest.otlp.common import (
     TRACE_ID_BYTES,
     Group,
     Rejections,
-    add_context,
     any_value,
     attributes,
-    resource_group,
-    scope_fields,
+    map_resources,
 )
 
 INVALID_IDS = "log records with an invalid trace or span id"
@@ -73,17 +71,12 @@ def _ids_valid(record: LogRecord) -> bool:
 
 
 def map_logs(request: ExportLogsServiceRequest, rejections: Rejections) -> list[Group]:
-    groups = []
-    for resource_logs in request.resource_logs:
-        group, resource = resource_group(resource_logs.resource)
-        for scope_logs in resource_logs.scope_logs:
-            scope = scope_fields(scope_logs.scope)
-            for record in scope_logs.log_records:
-                if not _ids_valid(record):
-                    rejections.add(INVALID_IDS)
-                    continue
-                event = log_event(record)
-                add_context(event, resource, scope)
-                group.events.append(event)
-        groups.append(group)
-    return groups
+    def events_of(record: LogRecord) -> list[dict[str, Any]]:
+        if not _ids_valid(record):
+            rejections.add(INVALID_IDS)
+            return []
+        return [log_event(record)]
+
+    return map_resources(
+        request.resource_logs, lambda r: r.scope_logs, lambda s: s.log_records, events_of
+    )

@@ -20,10 +20,8 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import (
 from limelight.ingest.otlp.common import (
     Group,
     Rejections,
-    add_context,
     attributes,
-    resource_group,
-    scope_fields,
+    map_resources,
 )
 
 TEMPORALITIES = {
@@ -115,17 +113,11 @@ def point_event(fields: dict[str, Any], point: Point, read: Reader) -> dict[str,
 
 
 def map_metrics(request: ExportMetricsServiceRequest, rejections: Rejections) -> list[Group]:
-    groups = []
-    for resource_metrics in request.resource_metrics:
-        group, resource = resource_group(resource_metrics.resource)
-        for scope_metrics in resource_metrics.scope_metrics:
-            scope = scope_fields(scope_metrics.scope)
-            for metric in scope_metrics.metrics:
-                kind, points, read = _points(metric)
-                fields = _metric_fields(metric, kind)
-                for point in points:
-                    event = point_event(fields, point, read)
-                    add_context(event, resource, scope)
-                    group.events.append(event)
-        groups.append(group)
-    return groups
+    def events_of(metric: Metric) -> list[dict[str, Any]]:
+        kind, points, read = _points(metric)
+        fields = _metric_fields(metric, kind)
+        return [point_event(fields, point, read) for point in points]
+
+    return map_resources(
+        request.resource_metrics, lambda r: r.scope_metrics, lambda s: s.metrics, events_of
+    )

@@ -12,11 +12,9 @@ from limelight.ingest.otlp.common import (
     TRACE_ID_BYTES,
     Group,
     Rejections,
-    add_context,
     attributes,
+    map_resources,
     ns_to_ms,
-    resource_group,
-    scope_fields,
     valid_id,
 )
 
@@ -102,17 +100,12 @@ def _ids_valid(span: Span) -> bool:
 
 
 def map_spans(request: ExportTraceServiceRequest, rejections: Rejections) -> list[Group]:
-    groups = []
-    for resource_spans in request.resource_spans:
-        group, resource = resource_group(resource_spans.resource)
-        for scope_spans in resource_spans.scope_spans:
-            scope = scope_fields(scope_spans.scope)
-            for span in scope_spans.spans:
-                if not _ids_valid(span):
-                    rejections.add(INVALID_IDS)
-                    continue
-                event = span_event(span)
-                add_context(event, resource, scope)
-                group.events.append(event)
-        groups.append(group)
-    return groups
+    def events_of(span: Span) -> list[dict[str, Any]]:
+        if not _ids_valid(span):
+            rejections.add(INVALID_IDS)
+            return []
+        return [span_event(span)]
+
+    return map_resources(
+        request.resource_spans, lambda r: r.scope_spans, lambda s: s.spans, events_of
+    )
