@@ -44,6 +44,12 @@ class Settings(BaseSettings):
 
     max_request_bytes: int = Field(6 * MIB, description="Largest uncompressed request body.")
     max_event_bytes: int = Field(256 * KIB, description="An event must be smaller than this.")
+    max_events_per_request: int = Field(
+        100_000, description="Most events in one Events API request."
+    )
+    max_stored_bytes_per_request: int = Field(
+        64 * MIB, description="Most JSON one request may store (OTLP repeats resources)."
+    )
     redact_secrets: bool = Field(
         True, description="Default for new environments: replace values of secret-looking keys."
     )

@@ -7,7 +7,9 @@ from starlette.requests import Request
 
 from limelight.auth.api_keys import KeyContext, resolve_api_key
 from limelight.errors import Forbidden, Unauthorised
+from limelight.ingest.batch import IngestLimits
 from limelight.runtime import Runtime
+from limelight.settings import Settings
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -41,3 +43,11 @@ async def admin_key(request: Request) -> KeyContext:
     if not ctx.is_admin:
         raise Forbidden("this endpoint needs an admin key; public ingest keys can only send events")
     return ctx
+
+
+def ingest_limits(settings: Settings) -> IngestLimits:
+    return IngestLimits(
+        max_event_bytes=settings.max_event_bytes,
+        max_events=settings.max_events_per_request,
+        max_stored_bytes=settings.max_stored_bytes_per_request,
+    )

@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from limelight.api.body import read_body
 from limelight.api.cors import CORS_HEADERS, preflight
-from limelight.api.deps import api_key, runtime_of
+from limelight.api.deps import api_key, ingest_limits, runtime_of
 from limelight.api.problems import (
     error_response,
     install_error_handlers,
@@ -75,7 +75,7 @@ async def events_endpoint(request: Request) -> Response:
         # Parsing and storing run off the event loop: a 6MB batch must not
         # stall the other connections, and chDB releases the GIL while inserting.
         outcome = await run_in_threadpool(
-            ingest_body, runtime.events, origin, body, settings.max_event_bytes
+            ingest_body, runtime.events, origin, body, ingest_limits(settings)
         )
     except ExposedError as exc:
         return _answer(error_response(exc), request, body_read)
@@ -84,7 +84,9 @@ async def events_endpoint(request: Request) -> Response:
         # still read the (opaque) 500: it carries the CORS headers too.
         return _answer(internal_error(exc), request, body_read)
     if outcome.invalid:
-        body_out = {"message": "Bad Request", "invalid": outcome.invalid}
+        body_out: dict[str, object] = {"message": "Bad Request", "invalid": outcome.invalid}
+        if outcome.invalid_count > len(outcome.invalid):
+            body_out["invalidCount"] = outcome.invalid_count
         return json_response(body_out, 400, CORS_HEADERS)
     return json_response(ACCEPTED, 202, CORS_HEADERS)
 

@@ -6,14 +6,19 @@ page, ``/oauth/authorize``, is part of the console.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import APIRouter, FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from limelight.api.body import read_body
 from limelight.api.problems import json_response
+from limelight.auth.oauth.requests import MAX_BODY
 from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
 from limelight.auth.throttle import FailedAuthThrottle
+from limelight.errors import PayloadTooLarge
 from limelight.runtime import Runtime
 
 router = APIRouter(include_in_schema=False)
@@ -39,27 +44,34 @@ def wrong_method(allowed: str) -> Response:
 async def http_input(request: Request) -> HttpInput:
     return HttpInput(
         content_type=request.headers.get("content-type"),
-        body=await request.body(),
+        # Read within the limit: an unauthenticated caller must not make the
+        # server buffer an arbitrarily large body.
+        body=await read_body(request, MAX_BODY),
         query=request.url.query,
         authorization=request.headers.get("authorization"),
         client_ip=request.client.host if request.client else "unknown",
     )
 
 
-@router.api_route("/oauth/token", methods=ANY_METHOD)
-async def token(request: Request) -> Response:
+async def answer_post(request: Request, handle: Callable[[HttpInput], OAuthResponse]) -> Response:
     if request.method != "POST":
         return wrong_method("POST")
-    answer = await run_in_threadpool(server_of(request).token, await http_input(request))
-    return to_response(answer)
+    try:
+        data = await http_input(request)
+    except PayloadTooLarge:
+        body = {"error": "invalid_request", "message": "the request body is too large"}
+        return json_response(body, 413, NO_STORE)
+    return to_response(await run_in_threadpool(handle, data))
+
+
+@router.api_route("/oauth/token", methods=ANY_METHOD)
+async def token(request: Request) -> Response:
+    return await answer_post(request, server_of(request).token)
 
 
 @router.api_route("/oauth/revoke", methods=ANY_METHOD)
 async def revoke(request: Request) -> Response:
-    if request.method != "POST":
-        return wrong_method("POST")
-    answer = await run_in_threadpool(server_of(request).revoke, await http_input(request))
-    return to_response(answer)
+    return await answer_post(request, server_of(request).revoke)
 
 
 @router.api_route("/oauth/environments", methods=ANY_METHOD)

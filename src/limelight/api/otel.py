@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from limelight.api.body import read_body
 from limelight.api.cors import ALLOW_HEADERS, CORS_HEADERS
-from limelight.api.deps import api_key, runtime_of
+from limelight.api.deps import api_key, ingest_limits, runtime_of
 from limelight.api.problems import error_body, install_error_handlers, json_response
 from limelight.errors import (
     ExposedError,
@@ -120,7 +120,7 @@ async def _export(request: Request, encoding: Encoding | None) -> Response:
         )
         body = await read_body(request, settings.max_request_bytes)
         outcome = await run_in_threadpool(
-            ingest_otlp, runtime.events, signal, origin, body, encoding, settings.max_event_bytes
+            ingest_otlp, runtime.events, signal, origin, body, encoding, ingest_limits(settings)
         )
     message = export_response(signal, outcome.rejected, outcome.message)
     return Response(

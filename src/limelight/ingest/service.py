@@ -8,7 +8,7 @@ from typing import Any
 
 from limelight.errors import BadRequest
 from limelight.ids import new_id
-from limelight.ingest.batch import dumps, parse_batch
+from limelight.ingest.batch import IngestLimits, dumps, parse_batch
 from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_name
 from limelight.ingest.redact import may_hold_secrets, redact
 from limelight.store.events.base import EventRow, EventStore, Tenant
@@ -37,6 +37,7 @@ class Origin:
 class IngestOutcome:
     accepted: int
     invalid: list[dict[str, Any]]
+    invalid_count: int = 0
 
 
 def build_rows(
@@ -65,12 +66,14 @@ def build_rows(
 
 
 def ingest_body(
-    store: EventStore, origin: Origin, body: bytes, max_event_bytes: int
+    store: EventStore, origin: Origin, body: bytes, limits: IngestLimits
 ) -> IngestOutcome:
     """Validate and store one Events API batch. Returns after the valid events are stored."""
-    batch = parse_batch(body, max_event_bytes)
+    batch = parse_batch(body, limits)
     rows = build_rows(
         origin, [(v.event, v.raw) for v in batch.valid], may_hold_secrets(body), batch.exact
     )
     store.insert(origin.tenant, rows)
-    return IngestOutcome(accepted=len(rows), invalid=batch.invalid)
+    return IngestOutcome(
+        accepted=len(rows), invalid=batch.invalid, invalid_count=batch.invalid_count
+    )

@@ -9,10 +9,10 @@ that name a group or a calculation). Every problem becomes one entry of
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
-from pydantic import ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from limelight.errors import BadRequest
 from limelight.query.calculations import CALCULATIONS, value_name
@@ -20,7 +20,11 @@ from limelight.query.keys import valid_key
 from limelight.query.operators import OPERATORS
 
 KeyType = Literal["string", "number", "boolean"]
-Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
+# Numbers are compared as ClickHouse Int64/Float64: larger integers and
+# infinities cannot be bound and are refused here, with the field named.
+Int64 = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
+Scalar = StrictBool | Int64 | FiniteFloat | StrictStr
 MAX_LIMIT = 10_000
 
 
@@ -85,7 +89,7 @@ class QueryFields(_Model):
     description: StrictStr | None = None
 
 
-_UNION_TAGS = {"bool", "int", "float", "str", "none"}
+_UNION_TAGS = {"bool", "int", "float", "str", "none", "constrained-int", "constrained-float"}
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:

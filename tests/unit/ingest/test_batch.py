@@ -9,6 +9,7 @@ import pytest
 
 from limelight.errors import BadRequest
 from limelight.ingest.batch import has_big_integer, loads, parse_batch
+from tests.unit.ingest.limits import limits
 
 LIMIT = 256 * 1024
 
@@ -19,7 +20,7 @@ def body(value: object) -> bytes:
 
 def test_valid_events_keep_their_order_and_values() -> None:
     events = [{"a": 1}, {"b": {"c": [1, 2, None]}}, {}]
-    batch = parse_batch(body(events), LIMIT)
+    batch = parse_batch(body(events), limits(LIMIT))
     assert [v.event for v in batch.valid] == events
     assert [v.index for v in batch.valid] == [0, 1, 2]
     assert [orjson.loads(v.raw) for v in batch.valid] == events
@@ -30,7 +31,7 @@ def test_valid_events_keep_their_order_and_values() -> None:
 def test_an_element_that_is_not_an_object_is_listed_with_index_reason_and_itself(
     element: object,
 ) -> None:
-    batch = parse_batch(body([{"ok": 1}, element, {"ok": 2}]), LIMIT)
+    batch = parse_batch(body([{"ok": 1}, element, {"ok": 2}]), limits(LIMIT))
     assert [v.event for v in batch.valid] == [{"ok": 1}, {"ok": 2}]
     assert len(batch.invalid) == 1
     entry = batch.invalid[0]
@@ -45,7 +46,7 @@ def test_event_size_limit_is_256kb_of_json_exclusive() -> None:
     at = {"p": "x" * (LIMIT - 8)}
     assert len(orjson.dumps(under)) == LIMIT - 1
     assert len(orjson.dumps(at)) == LIMIT
-    batch = parse_batch(body([under, at]), LIMIT)
+    batch = parse_batch(body([under, at]), limits(LIMIT))
     assert [v.index for v in batch.valid] == [0]
     assert [e["index"] for e in batch.invalid] == [1]
     assert "bytes" in batch.invalid[0]["reason"]
@@ -71,7 +72,7 @@ def test_event_size_limit_is_256kb_of_json_exclusive() -> None:
 )
 def test_unusable_bodies_are_refused_whole(raw: bytes, words: str) -> None:
     with pytest.raises(BadRequest) as caught:
-        parse_batch(raw, LIMIT)
+        parse_batch(raw, limits(LIMIT))
     assert words in str(caught.value.reason)
 
 
@@ -79,7 +80,7 @@ def test_big_integers_stay_exact() -> None:
     big = 2**64 + 1
     negative = -(2**63) - 1
     raw = f'[{{"big": {big}, "neg": {negative}, "n": [{big}]}}]'.encode()
-    batch = parse_batch(raw, LIMIT)
+    batch = parse_batch(raw, limits(LIMIT))
     assert batch.exact
     event = batch.valid[0].event
     assert event == {"big": big, "neg": negative, "n": [big]}

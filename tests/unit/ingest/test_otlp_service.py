@@ -9,6 +9,7 @@ from limelight.ingest.otlp.service import otlp_rows
 from limelight.ingest.otlp.signals import TRACES
 from limelight.ingest.service import Origin
 from limelight.store.events.base import Tenant
+from tests.unit.ingest.limits import limits
 from tests.unit.ingest.otlp_builders import T0, span, traces
 
 ORIGIN = Origin(tenant=Tenant("ws", "env"), dataset="otel")
@@ -20,7 +21,7 @@ def test_rows_take_service_namespace_and_time_from_each_resource() -> None:
     request.resource_spans.extend(other.resource_spans)
     request.resource_spans.extend(traces([span("c")]).resource_spans)
     rows, rejections = otlp_rows(
-        TRACES, ORIGIN, request.SerializeToString(), Encoding.PROTOBUF, 256 * 1024
+        TRACES, ORIGIN, request.SerializeToString(), Encoding.PROTOBUF, limits(256 * 1024)
     )
     assert rejections.count == 0
     names = [(orjson.loads(r.raw)["name"], r.service, r.namespace) for r in rows]
@@ -33,7 +34,7 @@ def test_rows_take_service_namespace_and_time_from_each_resource() -> None:
 def test_events_over_the_size_limit_are_rejected_the_rest_kept() -> None:
     big = span("big", attributes={"payload": "x" * 5000})
     body = traces([span("small"), big]).SerializeToString()
-    rows, rejections = otlp_rows(TRACES, ORIGIN, body, Encoding.PROTOBUF, 4096)
+    rows, rejections = otlp_rows(TRACES, ORIGIN, body, Encoding.PROTOBUF, limits(4096))
     assert [orjson.loads(r.raw)["name"] for r in rows] == ["small"]
     assert rejections.count == 1
     assert "4096 bytes" in rejections.message()
@@ -43,7 +44,7 @@ def test_secret_attributes_are_redacted_in_every_event_of_a_resource() -> None:
     resource = {"service.name": "api", "db.password": "hunter2"}
     attrs = {"http.request.header.authorization": "Bearer abc", "user": "ann"}
     body = traces([span("a", attributes=attrs), span("b")], resource).SerializeToString()
-    rows, _ = otlp_rows(TRACES, ORIGIN, body, Encoding.PROTOBUF, 256 * 1024)
+    rows, _ = otlp_rows(TRACES, ORIGIN, body, Encoding.PROTOBUF, limits(256 * 1024))
     assert len(rows) == 2
     for row in rows:
         assert b"hunter2" not in row.raw and b"Bearer abc" not in row.raw
@@ -56,5 +57,5 @@ def test_secret_attributes_are_redacted_in_every_event_of_a_resource() -> None:
 def test_environments_without_redaction_keep_the_values() -> None:
     body = traces([span("a")], {"db.password": "hunter2"}).SerializeToString()
     origin = Origin(tenant=ORIGIN.tenant, dataset="otel", redact_secrets=False)
-    rows, _ = otlp_rows(TRACES, origin, body, Encoding.PROTOBUF, 256 * 1024)
+    rows, _ = otlp_rows(TRACES, origin, body, Encoding.PROTOBUF, limits(256 * 1024))
     assert b"hunter2" in rows[0].raw

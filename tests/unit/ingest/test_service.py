@@ -13,6 +13,7 @@ from limelight.ingest.batch import parse_batch
 from limelight.ingest.redact import REDACTED, may_hold_secrets
 from limelight.ingest.service import Origin, build_rows, check_dataset
 from limelight.store.events.base import EventRow, Tenant
+from tests.unit.ingest.limits import limits
 
 TENANT = Tenant("ws1", "env1")
 
@@ -32,7 +33,7 @@ def test_dataset_names_that_are_refused(name: str) -> None:
 
 def rows_for(events: list[dict[str, Any]], origin: Origin | None = None) -> list[EventRow]:
     body = json.dumps(events).encode()
-    batch = parse_batch(body, 256 * 1024)
+    batch = parse_batch(body, limits(256 * 1024))
     origin = origin or Origin(TENANT, "logs")
     pairs = [(v.event, v.raw) for v in batch.valid]
     return build_rows(origin, pairs, may_hold_secrets(body), batch.exact)
@@ -79,7 +80,7 @@ def test_an_environment_can_turn_redaction_off() -> None:
 
 def test_redaction_keeps_big_integers_exact() -> None:
     body = f'[{{"token": "t", "id": {2**70}}}]'.encode()
-    batch = parse_batch(body, 256 * 1024)
+    batch = parse_batch(body, limits(256 * 1024))
     (row,) = build_rows(
         Origin(TENANT, "logs"), [(v.event, v.raw) for v in batch.valid], True, batch.exact
     )

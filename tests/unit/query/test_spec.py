@@ -156,3 +156,12 @@ def test_limit_range_and_needle() -> None:
     assert "limit" in errors_of({"limit": 0})
     assert "needle.value" in errors_of({"needle": {"value": ""}})
     assert "needle.isRegex" in errors_of({"needle": {"value": "x", "isRegex": "yes"}})
+
+
+@pytest.mark.parametrize("value", [10**400, [1, 10**400], float("inf"), float("nan")])
+def test_numbers_beyond_what_the_engine_compares_are_refused(value: object) -> None:
+    operation = "IN" if isinstance(value, list) else "="
+    with pytest.raises(BadRequest) as caught:
+        validate_fields({"filters": [{"key": "a", "operation": operation, "value": value}]})
+    assert caught.value.errors
+    assert all(e["field"].startswith("filters[0].value") for e in caught.value.errors)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import orjson
-
+from limelight.errors import PayloadTooLarge
+from limelight.ingest.batch import IngestLimits, dumps
 from limelight.ingest.otlp.codec import Encoding, decode_request
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.signals import Signal
@@ -22,7 +22,7 @@ class OtlpOutcome:
 
 
 def otlp_rows(
-    signal: Signal, origin: Origin, body: bytes, encoding: Encoding, max_event_bytes: int
+    signal: Signal, origin: Origin, body: bytes, encoding: Encoding, limits: IngestLimits
 ) -> tuple[list[EventRow], Rejections]:
     """Decode, map and enrich; the rows to store and what was left out."""
     request = decode_request(signal, body, encoding)
@@ -31,7 +31,8 @@ def otlp_rows(
     # Attribute keys travel as plain text in protobuf too, so the same cheap
     # whole-body test as the Events API decides whether to walk the events.
     redacting = origin.redact_secrets and may_hold_secrets(body)
-    too_large = f"{signal.items} of {max_event_bytes} bytes or more as JSON"
+    too_large = f"{signal.items} of {limits.max_event_bytes} bytes or more as JSON"
+    stored = 0
     rows: list[EventRow] = []
     for group in groups:
         sized = []
@@ -40,10 +41,16 @@ def otlp_rows(
             # events of a group, and redaction is idempotent.
             if redacting:
                 redact(event)
-            raw = orjson.dumps(event)
-            if len(raw) >= max_event_bytes:
+            raw = dumps(event, exact=False)
+            if len(raw) >= limits.max_event_bytes:
                 rejections.add(too_large)
                 continue
+            stored += len(raw)
+            if stored > limits.max_stored_bytes:
+                raise PayloadTooLarge(
+                    f"the request expands to more than {limits.max_stored_bytes} bytes of "
+                    "events (each event repeats its resource); send smaller batches"
+                )
             sized.append((event, raw))
         if sized:
             # The resource's service and namespace act like the Events API's
@@ -59,10 +66,10 @@ def ingest_otlp(
     origin: Origin,
     body: bytes,
     encoding: Encoding,
-    max_event_bytes: int,
+    limits: IngestLimits,
 ) -> OtlpOutcome:
     """Store the accepted items of one request (one insert); return after they are stored."""
-    rows, rejections = otlp_rows(signal, origin, body, encoding, max_event_bytes)
+    rows, rejections = otlp_rows(signal, origin, body, encoding, limits)
     if rows:
         store.insert(origin.tenant, rows)
     message = rejections.message()
