@@ -299,7 +299,7 @@ def granted_environments(s: Session, installation_id: str) -> list[GrantedEnviro
     )
     return [
         GrantedEnvironment(env.workspace_id, env.id, env.name, key.public_value or "")
-        for env, key in rows.tuples()
+        for env, key in rows
     ]
 
 
