@@ -160,7 +160,19 @@ def _needle_sql(fields: QueryFields, params: Params) -> str:
         pattern = needle.value if needle.matchCase else "(?i)" + needle.value
         return f"match(raw, {params.add(pattern, 'String')})"
     func = "position" if needle.matchCase else "positionCaseInsensitive"
-    return f"{func}(raw, {params.add(needle.value, 'String')}) > 0"
+    found = f"{func}(raw, {params.add(needle.value, 'String')}) > 0"
+    # Implied by `found` (both fold ASCII letters only), so it never changes the
+    # answer: it is there for the ngram skip index on lower(raw) (DDL 0003),
+    # which rules out the granules that cannot hold the needle.
+    pattern = "%" + _like_escape(needle.value.translate(_ASCII_LOWER)) + "%"
+    return f"({found} AND lower(raw) LIKE {params.add(pattern, 'String')})"
+
+
+_ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _operand(value: Any, kind: str, params: Params) -> str:
