@@ -148,8 +148,13 @@ class _Where:
         out = []
         for column in ("dataset", "service", "namespace"):
             if column in by_column:
-                values = ", ".join(params.add(v, "String") for v in by_column[column])
-                out.append(f"{column} IN ({values})")
+                values = [params.add(v, "String") for v in by_column[column]]
+                # `=` for one value: the engine then reads newest-first pages in key order
+                # (0.018 s against 0.089 s with IN for the newest 100 of 10M events).
+                if len(values) == 1:
+                    out.append(f"{column} = {values[0]}")
+                else:
+                    out.append(f"{column} IN ({', '.join(values)})")
         return out
 
 
@@ -370,6 +375,18 @@ def _compile_events(
     offset = _clamp(options.offset, 0, MAX_OFFSET)
     params = Params()
     cond = where.render(params, timeframe)
+    if not fields.filters:
+        # Sorting by (timestamp, id) keeps the engine from reading in key order; so
+        # first find the time of the page's oldest event in key order (by timestamp
+        # alone), then sort only the events from then on. Ties at that time are all
+        # kept, so the page is the same. With `=` on the dataset: 0.028 s against
+        # 0.163 s for the newest 100 of 10M events. Not with filters: a rare match
+        # would make it a second scan (the needle's index keeps that one cheap).
+        inner = where.render(params, timeframe)
+        cond += (
+            f" AND timestamp >= (SELECT minOrNull(timestamp) FROM (SELECT timestamp FROM {table}"
+            f" WHERE {inner} ORDER BY timestamp DESC LIMIT {params.add(limit + offset, 'UInt32')}))"
+        )
     events_sql = (
         f"SELECT {EVENT_COLUMNS} FROM {table} WHERE {cond} ORDER BY timestamp DESC, id DESC"
         f" LIMIT {params.add(limit, 'UInt32')} OFFSET {params.add(offset, 'UInt32')}"
