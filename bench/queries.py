@@ -159,6 +159,7 @@ QUESTIONS = [
         {"needle": {"value": NEEDLE}},
         f"SELECT {EVENT_COLUMNS} FROM {{table}} WHERE {{where}}"
         " AND positionCaseInsensitive(raw, {{needle:String}}) > 0"
+        " AND lower(raw) LIKE {{like:String}}"  # for the ngram index on lower(raw)
         " ORDER BY timestamp DESC LIMIT 100",
     ),
     Question(
@@ -166,6 +167,7 @@ QUESTIONS = [
         {"needle": {"value": NEEDLE}},
         f"SELECT {EVENT_COLUMNS} FROM {{table}} WHERE {{where}}"
         " AND positionCaseInsensitive(raw, {{needle:String}}) > 0"
+        " AND lower(raw) LIKE {{like:String}}"  # for the ngram index on lower(raw)
         " ORDER BY timestamp DESC LIMIT 100",
         fresh_needle=True,
     ),
@@ -330,6 +332,7 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
             "frm": size.frm,
             "to": size.to,
             "needle": needle,
+            "like": f"%{needle.lower()}%",  # the needles hold no LIKE wildcards
             "ds": "logs",
         }
 
