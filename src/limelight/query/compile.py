@@ -86,6 +86,10 @@ class Plan:
     keys: tuple[str, ...] | None = None  # events: only these keys, None = whole events
     limit: int = 100
     offset: int = 0
+    # Events: without filters or a needle the count reads only the typed columns, which
+    # the engine answers from the primary key (0.015 s at 10M events): run it beside
+    # the page rather than after it.
+    cheap_count: bool = False
 
 
 def default_granularity(timeframe: Timeframe) -> int:
@@ -404,6 +408,7 @@ def _compile_events(
         keys=tuple(k.key for k in fields.keys) if fields.keys else None,
         limit=limit,
         offset=offset,
+        cheap_count=not fields.filters and fields.needle is None,
     )
 
 
