@@ -381,15 +381,16 @@ def _compile_events(
     cond = where.render(params, timeframe)
     if not fields.filters:
         # Sorting by (timestamp, id) keeps the engine from reading in key order; so
-        # first find the time of the page's oldest event in key order (by timestamp
-        # alone), then sort only the events from then on. Ties at that time are all
-        # kept, so the page is the same. With `=` on the dataset: 0.028 s against
-        # 0.163 s for the newest 100 of 10M events. Not with filters: a rare match
-        # would make it a second scan (the needle's index keeps that one cheap).
+        # first find the times of the page's events in key order (by timestamp
+        # alone), then sort only the events at those times, which the primary key
+        # finds. Every event at the page's oldest time is kept, so ties give the same
+        # page. 0.021 s against 0.163 s for the newest 100 of 10M events (with `=` on
+        # the dataset), 0.17 s against 0.25 s with a minimum-time cutoff for a rare
+        # needle. Not with filters: a rare match would make it a second scan.
         inner = where.render(params, timeframe)
         cond += (
-            f" AND timestamp >= (SELECT minOrNull(timestamp) FROM (SELECT timestamp FROM {table}"
-            f" WHERE {inner} ORDER BY timestamp DESC LIMIT {params.add(limit + offset, 'UInt32')}))"
+            f" AND timestamp IN (SELECT timestamp FROM {table} WHERE {inner}"
+            f" ORDER BY timestamp DESC LIMIT {params.add(limit + offset, 'UInt32')})"
         )
     events_sql = (
         f"SELECT {EVENT_COLUMNS} FROM {table} WHERE {cond} ORDER BY timestamp DESC, id DESC"
