@@ -46,3 +46,12 @@ def test_many_invalid_elements_are_counted_not_all_echoed(
         headers={"Authorization": tenant.admin_key},
     ).json()["events"]
     assert [e["ok"] for e in stored] == [1]
+
+
+def test_the_login_form_is_read_within_a_small_bound(server: LiveServer) -> None:
+    r = httpx.post(
+        f"{server.url}/login",
+        content=b"email=a%40b.c&password=" + b"x" * 200_000,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert r.status_code == 413

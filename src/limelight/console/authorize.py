@@ -21,7 +21,7 @@ from limelight.auth.oauth.authorize import (
 )
 from limelight.auth.sessions import SessionUser
 from limelight.console.render import error_page, origin_of, render, see_other
-from limelight.console.routes import current_user, login_redirect, sessions_of
+from limelight.console.routes import current_user, form_pairs, login_redirect, sessions_of
 from limelight.store.meta.models import utcnow
 
 router = APIRouter(include_in_schema=False)
@@ -74,8 +74,8 @@ async def authorize(request: Request) -> Response:
 
 @router.post("/oauth/authorize")
 async def decide(request: Request) -> Response:
-    form = await request.form()
-    pairs = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+    pairs = await form_pairs(request)
+    form = dict(pairs)
     try:
         req = await _checked(request, pairs)
     except ErrorPage as exc:
@@ -85,8 +85,7 @@ async def decide(request: Request) -> Response:
     user = await current_user(request)
     if user is None:
         return error_page("Your login has ended: open the installation link again.", 401)
-    csrf = form.get("csrf")
-    if not sessions_of(request).csrf_ok(user.binding, csrf if isinstance(csrf, str) else None):
+    if not sessions_of(request).csrf_ok(user.binding, form.get("csrf")):
         return error_page("The form expired; open the installation link again.", 403)
     decision = form.get("decision")
     if decision == "deny":
@@ -94,7 +93,7 @@ async def decide(request: Request) -> Response:
     if decision != "approve":
         return error_page("Choose Approve or Deny.", 400)
     workspace = form.get("workspace")
-    environments = [v for v in form.getlist("environment") if isinstance(v, str)]
+    environments = [v for k, v in pairs if k == "environment"]
     settings = runtime_of(request).settings
     try:
         url = await run_in_threadpool(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
+from limelight.api.body import read_body
 from limelight.api.deps import runtime_of
 from limelight.auth.sessions import (
     LOGIN_COOKIE,
@@ -30,7 +31,7 @@ from limelight.console.render import (
     safe_next,
     see_other,
 )
-from limelight.errors import RateLimited
+from limelight.errors import BadRequest, RateLimited
 from limelight.store.meta import accounts_repo as accounts
 from limelight.store.meta import oauth_repo, repos
 from limelight.store.meta.db import MetaDB
@@ -48,9 +49,25 @@ async def current_user(request: Request) -> SessionUser | None:
     return await run_in_threadpool(sessions_of(request).user, request.cookies.get(SESSION_COOKIE))
 
 
+# The console's forms are a few short fields; the login and consent forms are
+# reachable before signing in, so a body is read within this bound.
+MAX_FORM_BYTES = 64 * 1024
+MAX_FORM_FIELDS = 200
+
+
+async def form_pairs(request: Request) -> list[tuple[str, str]]:
+    """The fields of a URL-encoded form, in order; 413 past MAX_FORM_BYTES."""
+    body = await read_body(request, MAX_FORM_BYTES)
+    try:
+        return parse_qsl(
+            body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS
+        )
+    except ValueError as exc:
+        raise BadRequest("the form has too many fields") from exc
+
+
 async def form_fields(request: Request) -> dict[str, str]:
-    form = await request.form()
-    return {k: v for k, v in form.items() if isinstance(v, str)}
+    return dict(await form_pairs(request))
 
 
 def login_redirect(request: Request) -> Response:
