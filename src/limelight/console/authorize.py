@@ -53,18 +53,23 @@ def _consent_page(
     )
 
 
-async def _checked(request: Request, pairs: Sequence[tuple[str, str]]) -> AuthorizeRequest:
-    return await run_in_threadpool(check_request, runtime_of(request).meta, pairs)
-
-
-@router.get("/oauth/authorize")
-async def authorize(request: Request) -> Response:
+async def _checked(
+    request: Request, pairs: Sequence[tuple[str, str]]
+) -> AuthorizeRequest | Response:
+    """The checked request, or the error page (or error redirect) that answers it."""
     try:
-        req = await _checked(request, list(request.query_params.multi_items()))
+        return await run_in_threadpool(check_request, runtime_of(request).meta, pairs)
     except ErrorPage as exc:
         return error_page(exc.message, exc.status)
     except ErrorRedirect as exc:
         return see_other(exc.url)
+
+
+@router.get("/oauth/authorize")
+async def authorize(request: Request) -> Response:
+    req = await _checked(request, list(request.query_params.multi_items()))
+    if isinstance(req, Response):
+        return req
     user = await current_user(request)
     if user is None:
         return login_redirect(request)
@@ -76,12 +81,9 @@ async def authorize(request: Request) -> Response:
 async def decide(request: Request) -> Response:
     pairs = await form_pairs(request)
     form = dict(pairs)
-    try:
-        req = await _checked(request, pairs)
-    except ErrorPage as exc:
-        return error_page(exc.message, exc.status)
-    except ErrorRedirect as exc:
-        return see_other(exc.url)
+    req = await _checked(request, pairs)
+    if isinstance(req, Response):
+        return req
     user = await current_user(request)
     if user is None:
         return error_page("Your login has ended: open the installation link again.", 401)

@@ -7,7 +7,7 @@ environment is reported exactly like a missing one (``NotFound``).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
@@ -41,17 +41,25 @@ def create_query(
     return query
 
 
-def get_query(s: Session, tenant: Tenant, query_id: str) -> SavedQuery:
-    query = s.scalar(
-        select(SavedQuery).where(
-            SavedQuery.id == query_id,
-            SavedQuery.workspace_id == tenant.workspace_id,
-            SavedQuery.environment_id == tenant.environment_id,
+Owned = TypeVar("Owned", SavedQuery, QueryRun)
+
+
+def _owned(s: Session, model: type[Owned], tenant: Tenant, row_id: str) -> Owned:
+    """A row of the tenant's; another tenant's row is as unknown as a missing one."""
+    row = s.scalar(
+        select(model).where(
+            model.id == row_id,
+            model.workspace_id == tenant.workspace_id,
+            model.environment_id == tenant.environment_id,
         )
     )
-    if query is None:
+    if row is None:
         raise NotFound()
-    return query
+    return row
+
+
+def get_query(s: Session, tenant: Tenant, query_id: str) -> SavedQuery:
+    return _owned(s, SavedQuery, tenant, query_id)
 
 
 def list_queries(s: Session, tenant: Tenant) -> list[SavedQuery]:
@@ -113,16 +121,7 @@ def add_run(s: Session, run: QueryRun) -> QueryRun:
 
 
 def get_run(s: Session, tenant: Tenant, run_id: str) -> QueryRun:
-    run = s.scalar(
-        select(QueryRun).where(
-            QueryRun.id == run_id,
-            QueryRun.workspace_id == tenant.workspace_id,
-            QueryRun.environment_id == tenant.environment_id,
-        )
-    )
-    if run is None:
-        raise NotFound()
-    return run
+    return _owned(s, QueryRun, tenant, run_id)
 
 
 def finish_run(
