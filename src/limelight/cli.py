@@ -233,6 +233,19 @@ def environments_list(
     console.print(t)
 
 
+@environments.command("redaction")
+def environments_redaction(
+    environment: Annotated[str, typer.Argument(help="Environment id or name.")],
+    on: Annotated[bool, typer.Option("--on/--off", help="Redact secret-looking keys, or not.")],
+    workspace: Annotated[str, typer.Option(help="Workspace id or name.")] = "default",
+) -> None:
+    """Turn redaction of secret-looking keys on or off; applies from the next request."""
+    with meta_session(immediate=True) as s:
+        env = repos.find_environment(s, environment, repos.find_workspace(s, workspace))
+        env.redact_secrets = on
+        console.print(f"redaction is {'on' if on else 'off'} for {env.name} ({env.id})")
+
+
 @keys.command("create")
 def keys_create(
     kind: Annotated[str, typer.Option(help="ingest (public) or admin.")] = "ingest",

@@ -411,6 +411,18 @@ def test_an_environment_with_redaction_off_keeps_values(server: LiveServer) -> N
     assert as_sent(server.read(admin, "auth")[0]) == {"password": "visible"}
 
 
+def test_redaction_can_be_switched_for_an_existing_environment(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    env = ["--workspace", tenant.workspace_id]
+    server.cli("environments", "redaction", tenant.environment_id, "--off", *env)
+    assert server.send(tenant.ingest_key, "switch", [{"token": "t1"}]).status_code == 202
+    server.cli("environments", "redaction", tenant.environment_id, "--on", *env)
+    assert server.send(tenant.ingest_key, "switch", [{"token": "t2"}]).status_code == 202
+    newest_first = [as_sent(e) for e in server.read(tenant.admin_key, "switch")]
+    assert newest_first == [{"token": "[REDACTED]"}, {"token": "t1"}]
+
+
 # --- CORS ---------------------------------------------------------------------------------
 
 
