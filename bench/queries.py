@@ -133,6 +133,14 @@ EVENT_COLUMNS = (
     "service AS _service, namespace AS _namespace, id AS _id"
 )
 
+# The hand-written needle search; the LIKE lets it use the ngram index on lower(raw).
+NEEDLE_SQL = (
+    f"SELECT {EVENT_COLUMNS} FROM {{table}} WHERE {{where}}"
+    " AND positionCaseInsensitive(raw, {{needle:String}}) > 0"
+    " AND lower(raw) LIKE {{like:String}}"
+    " ORDER BY timestamp DESC LIMIT 100"
+)
+
 QUESTIONS = [
     Question(
         "COUNT by service",
@@ -157,18 +165,12 @@ QUESTIONS = [
     Question(
         "needle search",
         {"needle": {"value": NEEDLE}},
-        f"SELECT {EVENT_COLUMNS} FROM {{table}} WHERE {{where}}"
-        " AND positionCaseInsensitive(raw, {{needle:String}}) > 0"
-        " AND lower(raw) LIKE {{like:String}}"  # for the ngram index on lower(raw)
-        " ORDER BY timestamp DESC LIMIT 100",
+        NEEDLE_SQL,
     ),
     Question(
         "needle search, a new needle each run",
         {"needle": {"value": NEEDLE}},
-        f"SELECT {EVENT_COLUMNS} FROM {{table}} WHERE {{where}}"
-        " AND positionCaseInsensitive(raw, {{needle:String}}) > 0"
-        " AND lower(raw) LIKE {{like:String}}"  # for the ngram index on lower(raw)
-        " ORDER BY timestamp DESC LIMIT 100",
+        NEEDLE_SQL,
         fresh_needle=True,
     ),
     Question(

@@ -325,7 +325,3 @@ def keys_revoke(key_id: str, as_json: JsonFlag = False) -> None:
         print_json(row)
     else:
         console.print(f"revoked key {key_id}")
-
-
-def main() -> None:
-    app()
