@@ -2,9 +2,16 @@
 
 ``{n}`` is the key as a number (NULL when it holds anything else, so strings,
 booleans and missing keys are skipped), ``{k}`` the key as one kind, for the
-calculations applied to each kind and summed. Percentiles use ``quantileExactInclusive``: exact, and
-the same definition as linear interpolation between closest ranks
-(numpy's default, Python's ``statistics.quantiles(method="inclusive")``).
+calculations applied to each kind and summed.
+
+``series`` is the same calculation per time bucket in one pass: the -Resample
+combinator over the bucket index ``{i}`` (``{r}`` is ``0, buckets, 1``), giving
+an array with one value per bucket. -OrNull keeps "no numbers" null in a
+bucket, as it is in the whole (plain ``min`` would give 0).
+
+Percentiles use ``quantileExactInclusive``: exact, and the same definition as
+linear interpolation between closest ranks (numpy's default, Python's
+``statistics.quantiles(method="inclusive")``).
 """
 
 from __future__ import annotations
@@ -17,12 +24,26 @@ from dataclasses import dataclass
 class CalculationSpec:
     name: str
     template: str
+    series: str | None = None  # per bucket, see above; None: not computed that way
     needs_key: bool = True
     per_kind: bool = False  # applied to the key as each kind ({k}) and summed
 
 
+def _numeric(name: str, function: str, level: str | None = None) -> CalculationSpec:
+    """A calculation over the key's numbers; ``level`` is a quantile's parameter."""
+    if level is None:
+        return CalculationSpec(
+            name, f"{function}({{n}})", f"{function}OrNullResample({{r}})({{n}}, {{i}})"
+        )
+    return CalculationSpec(
+        name,
+        f"{function}({level})({{n}})",
+        f"{function}OrNullResample({level}, {{r}})({{n}}, {{i}})",
+    )
+
+
 def _percentile(name: str, level: str) -> CalculationSpec:
-    return CalculationSpec(name, f"quantileExactInclusive({level})({{n}})")
+    return _numeric(name, "quantileExactInclusive", level)
 
 
 _PERCENTILES = {
@@ -42,18 +63,21 @@ CALCULATIONS: Mapping[str, CalculationSpec] = {
     spec.name: spec
     for spec in (
         # COUNT with a key counts the events where the key is present.
-        CalculationSpec("COUNT", "count()", needs_key=False),
+        CalculationSpec("COUNT", "count()", "countResample({r})({i})", needs_key=False),
         # Per kind, summed: "5" and 5 are two values, 5 and 5.0 one. uniqCombined64 at
         # precision 20 is exact (a hash set) well past 10,000 values, then HyperLogLog.
+        # No series form: a HyperLogLog state per bucket made it slower than grouping
+        # sets (1.36-1.62 s against 1.24 s over 10M distinct values).
         CalculationSpec("COUNT_DISTINCT", "uniqCombined64(20)({k})", per_kind=True),
-        CalculationSpec("SUM", "ifNull(sum({n}), 0)"),  # the sum of no numbers is 0
-        CalculationSpec("AVG", "avg({n})"),
-        CalculationSpec("MIN", "min({n})"),
-        CalculationSpec("MAX", "max({n})"),
+        # The sum of no numbers is 0, in the whole and in a bucket.
+        CalculationSpec("SUM", "ifNull(sum({n}), 0)", "sumResample({r})({n}, {i})"),
+        _numeric("AVG", "avg"),
+        _numeric("MIN", "min"),
+        _numeric("MAX", "max"),
         _percentile("MEDIAN", "0.5"),
         *(_percentile(name, level) for name, level in _PERCENTILES.items()),
-        CalculationSpec("STDDEV", "stddevSamp({n})"),
-        CalculationSpec("VARIANCE", "varSamp({n})"),
+        _numeric("STDDEV", "stddevSamp"),
+        _numeric("VARIANCE", "varSamp"),
     )
 }
 
@@ -64,6 +88,7 @@ PERCENTILE_LEVELS: Mapping[str, float] = {
 }
 
 COUNT_WITH_KEY = "countIf({e})"
+COUNT_WITH_KEY_SERIES = "countIfResample({r})({e}, {i})"
 
 
 def value_name(operator: str, key: str | None, alias: str | None) -> str:

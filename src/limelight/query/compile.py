@@ -5,11 +5,12 @@ into every statement, every value is a bound parameter, every statement ends
 in a LIMIT and carries the run's limits as SETTINGS. The same SQL runs on chDB
 and on a ClickHouse server.
 
-A run with calculations compiles to one ``aggregates`` statement whose
-grouping sets give one row per group (``_total`` = 1) and one row per time
-bucket and group (``_total`` = 0); with an offset (paging) it is two
-statements, ``aggregates`` and ``series``, since only the totals skip the
-offset. A run without calculations compiles to ``events`` (newest first) and
+A run with calculations compiles to one ``aggregates`` statement giving one
+row per group (``_total`` = 1) and one row per time bucket and group
+(``_total`` = 0): grouped by the groups alone with the series as -Resample
+arrays when the groups have few values, else by grouping sets. With an offset
+(paging) it is two statements, ``aggregates`` and ``series``, since only the
+totals skip the offset. A run without calculations compiles to ``events`` (newest first) and
 ``count``, which the runner executes only when the page cannot tell the count.
 """
 
@@ -19,7 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from limelight.query.calculations import CALCULATIONS, COUNT_WITH_KEY, value_name
+from limelight.query.calculations import (
+    CALCULATIONS,
+    COUNT_WITH_KEY,
+    COUNT_WITH_KEY_SERIES,
+    value_name,
+)
 from limelight.query.keys import KeyExpr, key_expr
 from limelight.query.operators import OPERATORS, kinds_of, list_values, value_kind
 from limelight.query.spec import MAX_LIMIT, Filter, KeyRef, QueryFields
@@ -35,6 +41,9 @@ NICE_STEPS_MS = tuple(
     for s in (1, 5, 10, 15, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 )
 _PARAM_TYPES = {"string": "String", "number": "Float64", "boolean": "Bool"}
+
+# Group keys with few values by design (LowCardinality columns): see `_Shape.resampled`.
+FEW_VALUED_KEYS = frozenset({"_dataset", "_service", "_namespace"})
 
 # Namespace types that select on a typed column; any other type selects on `namespace`.
 NAMESPACE_COLUMNS = {"dataset": "dataset", "service": "service", "namespace": "namespace"}
@@ -267,24 +276,53 @@ def _order_sql(
     return ", ".join(f"{alias} {direction}" for alias, direction in terms.items())
 
 
-def _select_values(fields: QueryFields) -> tuple[list[str], list[str]]:
-    """(value names, SQL aggregates) of the calculations, in the query's order."""
-    names, sql = [], []
+@dataclass(frozen=True)
+class _Values:
+    names: list[str]
+    totals: list[str]  # one aggregate per value
+    series: list[str] | None  # per value, an array over the buckets; None: no series form
+
+
+def _select_values(fields: QueryFields, resample: str = "", index: str = "") -> _Values:
+    """The calculations' names and SQL, in the query's order.
+
+    ``resample`` (``0, buckets, 1``) and ``index`` (the bucket of a row) fill the
+    series forms; without them there are none.
+    """
+    names: list[str] = []
+    totals: list[str] = []
+    series: list[str] | None = [] if resample else None
     for calc in fields.calculations or []:
         spec = CALCULATIONS[calc.operator]
         names.append(value_name(calc.operator, calc.key, calc.alias))
         if calc.key is None:
-            sql.append(spec.template)
-            continue
-        key = key_expr(calc.key)
-        if calc.operator == "COUNT":
-            sql.append(COUNT_WITH_KEY.format(e=key.exists))
+            total, per_bucket, args = spec.template, spec.series, {}
+        elif calc.operator == "COUNT":
+            total, per_bucket = COUNT_WITH_KEY, COUNT_WITH_KEY_SERIES
+            args = {"e": key_expr(calc.key).exists}
         elif spec.per_kind:
-            parts = [f"ifNull({spec.template.format(k=expr)}, 0)" for expr in key.scalars.values()]
-            sql.append(" + ".join(parts))
+            parts = [
+                f"ifNull({spec.template.format(k=expr)}, 0)"
+                for expr in key_expr(calc.key).scalars.values()
+            ]
+            total, per_bucket, args = " + ".join(parts), None, {}
         else:
-            sql.append(spec.template.format(n=key.scalars.get("number", "NULL")))
-    return names, sql
+            total, per_bucket = spec.template, spec.series
+            args = {"n": key_expr(calc.key).scalars.get("number", "NULL")}
+        totals.append(total.format(**args))
+        if series is not None and per_bucket is not None:
+            series.append(per_bucket.format(r=resample, i=index, **args))
+        else:
+            series = None
+    if not names:  # group_bys alone: count per group
+        names, totals = ["COUNT"], ["count()"]
+        series = [f"countResample({resample})({index})"] if resample else None
+    return _Values(names, totals, series)
+
+
+def _buckets(timeframe: Timeframe, granularity_ms: int) -> int:
+    """How many buckets of ``granularity_ms`` cover the timeframe (as ``results`` lays them)."""
+    return max(1, -(-(timeframe.to_ms - timeframe.from_ms) // granularity_ms))
 
 
 def _compile_calculations(
@@ -293,73 +331,27 @@ def _compile_calculations(
     if not fields.calculations:
         fields = fields.model_copy(update={"calculations": []})
     groups = [g.key for g in fields.group_bys or []]
-    names, aggregates = _select_values(fields)
-    if not names:  # group_bys alone: count per group
-        names, aggregates = ["COUNT"], ["count()"]
     group_parts = _group_columns(groups)
     group_cols = [f"{sql} AS {alias}" for parts in group_parts for sql, alias in parts]
     group_aliases = [alias for parts in group_parts for _, alias in parts]
-    value_cols = [f"{sql} AS v{i}" for i, sql in enumerate(aggregates)]
-    order = _order_sql(fields, group_parts, names)
     limit = _limit(fields, options)
     offset = _clamp(options.offset, 0, MAX_OFFSET)
     granularity = granularity_for(timeframe, options.granularity_ms)
-
-    start_ms, step_ms = timeframe.from_ms, granularity
-
-    def bucket(params: Params) -> str:
-        start = params.add(start_ms, "Int64")
-        step = params.add(step_ms, "Int64")
-        return f"{start} + intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}) * {step}"
+    shape = _Shape(fields, table, group_parts, group_cols, group_aliases, limit, options)
 
     statements: dict[str, CompiledQuery]
-    if offset == 0:
-        # One scan for both: grouping sets give the totals per group (``_total`` = 1)
-        # and the rows per bucket and group (``_total`` = 0). Measured at 1M events
-        # 0.073 s against 0.037 + 0.098 s for the two statements.
-        params = Params()
-        cond = where.render(params, timeframe)
-        select = ", ".join(
-            [f"{bucket(params)} AS _time", *group_cols, *value_cols, "count() AS _count"]
-            + ["grouping(_time) AS _total"]
-        )
-        sets = ", ".join(group_aliases)
-        # Per bucket, the top groups by the query's order (shaping keeps those in
-        # `aggregates`); the totals are one more "bucket" and come first.
-        per_set = f" LIMIT {params.add(limit, 'UInt32')} BY _total, _time" if groups else ""
-        one_sql = (
-            f"SELECT {select} FROM {table} WHERE {cond}"
-            f" GROUP BY GROUPING SETS (({sets}), (_time{', ' + sets if sets else ''}))"
-            f" ORDER BY _total DESC, _time ASC, {order}{per_set}"
-            f" LIMIT {params.add(MAX_SERIES_ROWS + limit, 'UInt32')}{_settings(options)}"
-        )
-        statements = {"aggregates": CompiledQuery(one_sql, params.values)}
+    if offset == 0 and all(g in FEW_VALUED_KEYS for g in groups):
+        resampled = shape.resampled(where, timeframe, granularity)
     else:
-        params = Params()
-        cond = where.render(params, timeframe)
-        select = ", ".join([*group_cols, *value_cols, "count() AS _count"])
-        group_by = " GROUP BY " + ", ".join(group_aliases) if groups else ""
-        agg_sql = (
-            f"SELECT {select} FROM {table} WHERE {cond}{group_by} ORDER BY {order}"
-            f" LIMIT {params.add(limit if groups else 1, 'UInt32')}"
-            f" OFFSET {params.add(offset if groups else 0, 'UInt32')}{_settings(options)}"
-        )
-        aggregates_stmt = CompiledQuery(agg_sql, params.values)
-        params = Params()
-        cond = where.render(params, timeframe)
-        select = ", ".join([f"{bucket(params)} AS _time", *group_cols, *value_cols])
-        select += ", count() AS _count"
-        series_group = ", ".join(["_time", *group_aliases])
-        per_bucket = f" LIMIT {params.add(limit + offset, 'UInt32')} BY _time" if groups else ""
-        series_sql = (
-            f"SELECT {select} FROM {table} WHERE {cond} GROUP BY {series_group}"
-            f" ORDER BY _time ASC, {order}{per_bucket}"
-            f" LIMIT {params.add(MAX_SERIES_ROWS, 'UInt32')}{_settings(options)}"
-        )
-        statements = {
-            "aggregates": aggregates_stmt,
-            "series": CompiledQuery(series_sql, params.values),
-        }
+        resampled = None
+    if resampled is not None:
+        statements = {"aggregates": resampled}
+        names = _select_values(fields).names
+    elif offset == 0:
+        names, statement = shape.grouping_sets(where, timeframe, granularity)
+        statements = {"aggregates": statement}
+    else:
+        names, statements = shape.paged(where, timeframe, granularity, offset)
     return Plan(
         kind="calculations",
         statements=statements,
@@ -370,6 +362,152 @@ def _compile_calculations(
         limit=limit,
         offset=offset,
     )
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the statements of a calculations run share; one method per way to run it."""
+
+    fields: QueryFields
+    table: str
+    group_parts: list[list[tuple[str, str]]]
+    group_cols: list[str]
+    group_aliases: list[str]
+    limit: int
+    options: RunOptions
+
+    def _order(self, names: Sequence[str]) -> str:
+        return _order_sql(self.fields, self.group_parts, names)
+
+    def resampled(
+        self, where: _Where, timeframe: Timeframe, granularity: int
+    ) -> CompiledQuery | None:
+        """One pass grouped by the groups alone, the series as -Resample arrays.
+
+        Each group's row holds its total and an array over the buckets; ARRAY JOIN
+        turns them into the rows the grouping sets would give (``_total`` = 1 for
+        the total, index 0). Grouping by (bucket, groups) hashes a composite key
+        per event; this groups by the few-valued column alone: COUNT by service
+        over 10M events took 0.19 s against 0.38 s. Only for groups with few
+        values (a state per bucket and group) and calculations with a series form.
+        """
+        params = Params()
+        cond = where.render(params, timeframe)
+        start = params.add(timeframe.from_ms, "Int64")
+        step = params.add(granularity, "Int64")
+        buckets = _buckets(timeframe, granularity)
+        index = f"toUInt32(intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}))"
+        values = _select_values(self.fields, f"0, {buckets:d}, 1", index)
+        if values.series is None:
+            return None
+        arrays = [
+            f"arrayConcat([{total}], {series}) AS a{i}"
+            for i, (total, series) in enumerate(zip(values.totals, values.series, strict=True))
+        ]
+        arrays.append(f"arrayConcat([count()], countResample(0, {buckets:d}, 1)({index})) AS a_")
+        group_by = " GROUP BY " + ", ".join(self.group_aliases) if self.group_aliases else ""
+        inner = (
+            f"SELECT {', '.join([*self.group_cols, *arrays])} FROM {self.table}"
+            f" WHERE {cond}{group_by}"
+        )
+        unrolled = ", ".join(
+            [f"a{i} AS v{i}" for i in range(len(values.totals))]
+            + ["a_ AS _count", f"range({buckets + 1:d}) AS _n"]
+        )
+        columns = ", ".join(
+            [
+                f"if(_n = 0, 0, {start} + (_n - 1) * {step}) AS _time",
+                *self.group_aliases,
+                *(f"v{i}" for i in range(len(values.totals))),
+                "_count",
+                "_n = 0 AS _total",
+            ]
+        )
+        if self.group_aliases:  # per bucket the top groups, as with grouping sets
+            kept = f" WHERE _count > 0 ORDER BY _total DESC, _time ASC, {self._order(values.names)}"
+            kept += f" LIMIT {params.add(self.limit, 'UInt32')} BY _total, _time"
+        else:  # the total is shown even when nothing matched
+            kept = " WHERE _count > 0 OR _n = 0 ORDER BY _total DESC, _time ASC"
+        sql = (
+            f"SELECT {columns} FROM ({inner}) ARRAY JOIN {unrolled}{kept}"
+            f" LIMIT {params.add(MAX_SERIES_ROWS + self.limit, 'UInt32')}{_settings(self.options)}"
+        )
+        return CompiledQuery(sql, params.values)
+
+    def grouping_sets(
+        self, where: _Where, timeframe: Timeframe, granularity: int
+    ) -> tuple[list[str], CompiledQuery]:
+        """One scan for both: grouping sets give the totals per group (``_total`` = 1)
+        and the rows per bucket and group (``_total`` = 0). Measured at 1M events
+        0.073 s against 0.037 + 0.098 s for the two statements."""
+        values = _select_values(self.fields)
+        value_cols = [f"{sql} AS v{i}" for i, sql in enumerate(values.totals)]
+        params = Params()
+        cond = where.render(params, timeframe)
+        select = ", ".join(
+            [f"{_bucket(params, timeframe, granularity)} AS _time", *self.group_cols, *value_cols]
+            + ["count() AS _count", "grouping(_time) AS _total"]
+        )
+        sets = ", ".join(self.group_aliases)
+        # Per bucket, the top groups by the query's order (shaping keeps those in
+        # `aggregates`); the totals are one more "bucket" and come first.
+        per_set = (
+            f" LIMIT {params.add(self.limit, 'UInt32')} BY _total, _time"
+            if self.group_aliases
+            else ""
+        )
+        sql = (
+            f"SELECT {select} FROM {self.table} WHERE {cond}"
+            f" GROUP BY GROUPING SETS (({sets}), (_time{', ' + sets if sets else ''}))"
+            f" ORDER BY _total DESC, _time ASC, {self._order(values.names)}{per_set}"
+            f" LIMIT {params.add(MAX_SERIES_ROWS + self.limit, 'UInt32')}{_settings(self.options)}"
+        )
+        return values.names, CompiledQuery(sql, params.values)
+
+    def paged(
+        self, where: _Where, timeframe: Timeframe, granularity: int, offset: int
+    ) -> tuple[list[str], dict[str, CompiledQuery]]:
+        """With an offset, two statements: only the totals skip the offset."""
+        values = _select_values(self.fields)
+        value_cols = [f"{sql} AS v{i}" for i, sql in enumerate(values.totals)]
+        order = self._order(values.names)
+        grouped = bool(self.group_aliases)
+        params = Params()
+        cond = where.render(params, timeframe)
+        select = ", ".join([*self.group_cols, *value_cols, "count() AS _count"])
+        group_by = " GROUP BY " + ", ".join(self.group_aliases) if grouped else ""
+        agg_sql = (
+            f"SELECT {select} FROM {self.table} WHERE {cond}{group_by} ORDER BY {order}"
+            f" LIMIT {params.add(self.limit if grouped else 1, 'UInt32')}"
+            f" OFFSET {params.add(offset if grouped else 0, 'UInt32')}{_settings(self.options)}"
+        )
+        aggregates_stmt = CompiledQuery(agg_sql, params.values)
+        params = Params()
+        cond = where.render(params, timeframe)
+        select = ", ".join(
+            [f"{_bucket(params, timeframe, granularity)} AS _time", *self.group_cols, *value_cols]
+        )
+        select += ", count() AS _count"
+        series_group = ", ".join(["_time", *self.group_aliases])
+        per_bucket = (
+            f" LIMIT {params.add(self.limit + offset, 'UInt32')} BY _time" if grouped else ""
+        )
+        series_sql = (
+            f"SELECT {select} FROM {self.table} WHERE {cond} GROUP BY {series_group}"
+            f" ORDER BY _time ASC, {order}{per_bucket}"
+            f" LIMIT {params.add(MAX_SERIES_ROWS, 'UInt32')}{_settings(self.options)}"
+        )
+        return values.names, {
+            "aggregates": aggregates_stmt,
+            "series": CompiledQuery(series_sql, params.values),
+        }
+
+
+def _bucket(params: Params, timeframe: Timeframe, granularity: int) -> str:
+    """The start of a row's bucket, unix milliseconds (buckets are aligned to ``from``)."""
+    start = params.add(timeframe.from_ms, "Int64")
+    step = params.add(granularity, "Int64")
+    return f"{start} + intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}) * {step}"
 
 
 def _compile_events(

@@ -102,6 +102,22 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         },
         RunOptions(granularity_ms=600_000),
     ),
+    "calc_resampled_by_service_and_dataset": (
+        {
+            "calculations": [
+                {"operator": "COUNT"},
+                {"operator": "COUNT", "key": "duration"},
+                *(
+                    {"operator": op, "key": "duration"}
+                    for op in ("SUM", "AVG", "MIN", "MAX", "P99", "STDDEV", "VARIANCE")
+                ),
+            ],
+            "group_bys": [{"key": "_service"}, {"key": "_dataset"}],
+            "orders": [{"key": "AVG(duration)", "order": "DESCENDING"}],
+        },
+        RunOptions(limit=3, granularity_ms=600_000),
+    ),
+    "calc_resampled_group_only": ({"group_bys": [{"key": "_dataset"}]}, RunOptions()),
     "calc_percentiles": (
         {
             "calculations": [
