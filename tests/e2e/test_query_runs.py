@@ -119,6 +119,27 @@ def test_a_saved_query_runs_and_its_result_is_kept_for_polling(
     assert runs.get(run_id).json() == body  # kept: the same answer again
 
 
+def test_a_creation_with_wait_answers_with_the_finished_run(runs: Runs) -> None:
+    frame = window()
+    r = runs.client.post(
+        "/v1/query_run", params={"wait": 15}, json={"query": COUNT_BY_LEVEL, **frame}
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["query_run"]["status"] == "COMPLETED"
+    assert {body["query_run"]["from"], body["query_run"]["to"]} == {frame["from"], frame["to"]}
+    counts = {a["groups"]["level"]: a["values"]["COUNT"] for a in body["data"]["aggregates"]}
+    assert counts == {"info": 100, "warn": 100, "error": 100}
+    assert runs.get(body["query_run"]["id"]).json() == body  # the same run, kept for polling
+
+    # A wait out of range is refused like any bad parameter.
+    for wait in (-1, 61, "soon"):
+        bad = runs.client.post(
+            "/v1/query_run", params={"wait": wait}, json={"query": COUNT_BY_LEVEL, **frame}
+        )
+        assert bad.status_code == 400, bad.text
+
+
 def test_statistics_count_the_rows_the_engine_read(runs: Runs) -> None:
     body = runs.finished({"query": {"calculations": [{"operator": "COUNT"}]}, **window()})
     statistics = body["data"]["statistics"]

@@ -2,7 +2,9 @@
 
 A poll may wait for the run to settle (``?wait=<seconds>``): the answer comes
 the moment the run completes, which keeps a client's overhead to one round
-trip instead of a polling interval.
+trip instead of a polling interval. The creation takes ``wait`` too (an
+extension): it then answers like a poll, the run with its data, so a client
+whose run finishes in time needs one round trip in all.
 """
 
 from __future__ import annotations
@@ -80,8 +82,11 @@ def _run_response(view: RunView, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
+Wait = Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS)]
+
+
 @router.post("/v1/query_run")
-async def create_run(request: Request, key: AdminKey) -> Response:
+async def create_run(request: Request, key: AdminKey, wait: Wait = 0.0) -> Response:
     rt = runtime_of(request)
     run = _parse(await read_body(request, rt.settings.max_request_bytes))
     if (run.query_id is None) == (run.query is None):
@@ -107,6 +112,8 @@ async def create_run(request: Request, key: AdminKey) -> Response:
         return rt.runs.create(key.tenant, request)
 
     view = await run_in_threadpool(create)
+    if wait > 0:
+        return _run_response(await _settled(rt, key, view, wait))
     return Response(
         orjson.dumps({"query_run": {"id": view.run["id"], "status": view.run["status"]}}),
         media_type="application/json",
@@ -114,17 +121,18 @@ async def create_run(request: Request, key: AdminKey) -> Response:
 
 
 @router.get("/v1/query_run/{run_id}")
-async def get_run(
-    request: Request,
-    key: AdminKey,
-    run_id: str,
-    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS)] = 0.0,
-) -> Response:
+async def get_run(request: Request, key: AdminKey, run_id: str, wait: Wait = 0.0) -> Response:
     """The run; with ``wait`` the answer is held until it settles or ``wait`` seconds pass."""
-    runs = runtime_of(request).runs
-    view = await run_in_threadpool(runs.get, key.tenant, run_id)
+    rt = runtime_of(request)
+    view = await run_in_threadpool(rt.runs.get, key.tenant, run_id)
+    return _run_response(await _settled(rt, key, view, wait))
+
+
+async def _settled(rt: Runtime, key: KeyContext, view: RunView, wait: float) -> RunView:
+    """``view`` once its run has settled, or as it stands after ``wait`` seconds."""
     if view.run["status"] != "STARTED" or wait <= 0:
-        return _run_response(view)
+        return view
+    runs, run_id = rt.runs, view.run["id"]
     loop = asyncio.get_running_loop()
     settled = asyncio.Event()
 
@@ -136,5 +144,4 @@ async def get_run(
         # A little past the run's own limit, so a timed-out run is answered as FAILED.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(settled.wait(), timeout=min(wait, left + 0.05))
-    view = await run_in_threadpool(runs.get, key.tenant, run_id)
-    return _run_response(view)
+    return await run_in_threadpool(runs.get, key.tenant, run_id)
