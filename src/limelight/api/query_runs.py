@@ -124,8 +124,13 @@ async def create_run(request: Request, key: AdminKey, wait: Wait = 0.0) -> Respo
 async def get_run(request: Request, key: AdminKey, run_id: str, wait: Wait = 0.0) -> Response:
     """The run; with ``wait`` the answer is held until it settles or ``wait`` seconds pass."""
     rt = runtime_of(request)
-    view = await run_in_threadpool(rt.runs.get, key.tenant, run_id)
-    return _run_response(await _settled(rt, key, view, wait))
+    return _run_response(await _settled(rt, key, await _current(rt, key, run_id), wait))
+
+
+async def _current(rt: Runtime, key: KeyContext, run_id: str) -> RunView:
+    # A live run is answered from memory here; only the database is read off the loop.
+    view = rt.runs.peek(key.tenant, run_id)
+    return view if view is not None else await run_in_threadpool(rt.runs.get, key.tenant, run_id)
 
 
 async def _settled(rt: Runtime, key: KeyContext, view: RunView, wait: float) -> RunView:
@@ -144,4 +149,4 @@ async def _settled(rt: Runtime, key: KeyContext, view: RunView, wait: float) -> 
         # A little past the run's own limit, so a timed-out run is answered as FAILED.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(settled.wait(), timeout=min(wait, left + 0.05))
-    return await run_in_threadpool(runs.get, key.tenant, run_id)
+    return await _current(rt, key, run_id)

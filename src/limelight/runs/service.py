@@ -251,6 +251,14 @@ class QueryRunService:
 
     # -- polling --------------------------------------------------------------------------
 
+    def peek(self, tenant: Tenant, run_id: str) -> RunView | None:
+        """The run from memory, without blocking (so callable on the event loop); None
+        when only ``get`` can answer (not a live run, or one to fail as timed out)."""
+        live = self._live_run(tenant, run_id)
+        if live is None or (live.status == STARTED and time.monotonic() > live.deadline):
+            return None
+        return live.view()
+
     def get(self, tenant: Tenant, run_id: str) -> RunView:
         """The run as it stands; 404 for an unknown id or a run of another tenant."""
         live = self._live_run(tenant, run_id)
