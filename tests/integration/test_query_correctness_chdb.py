@@ -147,6 +147,28 @@ def calculation_queries() -> Iterator[tuple[str, dict[str, Any], RunOptions]]:
 
 
 def feature_queries() -> Iterator[tuple[str, dict[str, Any], RunOptions]]:
+    # System fields as calculation keys: text ones hold no numbers (null, SUM 0), and
+    # the variance of unix milliseconds needs a numerically stable sum.
+    numeric = ("SUM", "AVG", "MIN", "MAX", "MEDIAN", "P99", "STDDEV", "VARIANCE")
+    for key in ("_service", "_timestamp"):
+        for groups in ([], ["_dataset"], ["status"]):
+            yield (
+                f"numbers of {key} by {groups}",
+                {
+                    "calculations": [{"operator": op, "key": key} for op in numeric],
+                    "group_bys": [{"key": k} for k in groups],
+                },
+                RunOptions(granularity_ms=600_000),
+            )
+    # More buckets than a state per bucket and group is worth: grouping sets instead.
+    yield (
+        "COUNT and P50 by service over many buckets",
+        {
+            "calculations": [{"operator": "COUNT"}, {"operator": "MEDIAN", "key": "duration"}],
+            "group_bys": [{"key": "_service"}],
+        },
+        RunOptions(granularity_ms=30_000),
+    )
     yield (
         "namespaces",
         {

@@ -76,7 +76,8 @@ Numeric calculations read only the numbers a key holds (strings such as
 - COUNT_DISTINCT: ``5`` and ``5.0`` are one value, ``"5"`` another; arrays are
   not counted. ``uniqCombined64(20)``: exact (a hash set) to well past 10,000
   values, then a HyperLogLog sketch (about 0.1% error).
-- STDDEV and VARIANCE are ``stddevSamp`` and ``varSamp`` (divided by n - 1).
+- STDDEV and VARIANCE are ``stddevSampStable`` and ``varSampStable`` (divided
+  by n - 1; the numerically stable forms).
 
 A value is named by its ``alias``, else ``OP(key)``, else ``COUNT``; names are
 unique per query and every value set also holds ``_count`` (events in the group).

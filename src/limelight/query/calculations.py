@@ -76,8 +76,10 @@ CALCULATIONS: Mapping[str, CalculationSpec] = {
         _numeric("MAX", "max"),
         _percentile("MEDIAN", "0.5"),
         *(_percentile(name, level) for name, level in _PERCENTILES.items()),
-        _numeric("STDDEV", "stddevSamp"),
-        _numeric("VARIANCE", "varSamp"),
+        # The numerically stable forms: the fast ones lose every digit for values far
+        # from zero (the variance of unix milliseconds came out 0).
+        _numeric("STDDEV", "stddevSampStable"),
+        _numeric("VARIANCE", "varSampStable"),
     )
 }
 

@@ -45,6 +45,12 @@ _PARAM_TYPES = {"string": "String", "number": "Float64", "boolean": "Bool"}
 
 # Group keys with few values by design (LowCardinality columns): see `_CalculationSql.resampled`.
 FEW_VALUED_KEYS = frozenset({"_dataset", "_service", "_namespace"})
+# -Resample holds a state per bucket for every group, whether the bucket has events or
+# not: beyond this many buckets grouping sets (states only where there are events) win.
+RESAMPLE_MAX_BUCKETS = 120
+# A key that never holds a number, as a number: typed, so that aggregates over it
+# have a type (an untyped NULL made `arrayConcat` of the series give NULL, not an array).
+NO_NUMBER = "CAST(NULL, 'Nullable(Float64)')"
 
 # Namespace types that select on a typed column; any other type selects on `namespace`.
 NAMESPACE_COLUMNS = {"dataset": "dataset", "service": "service", "namespace": "namespace"}
@@ -309,7 +315,7 @@ def _select_values(fields: QueryFields, resample: str = "", index: str = "") -> 
             total, per_bucket, args = " + ".join(parts), None, {}
         else:
             total, per_bucket = spec.template, spec.series
-            args = {"n": key_expr(calc.key).scalars.get("number", "NULL")}
+            args = {"n": key_expr(calc.key).scalars.get("number", NO_NUMBER)}
         totals.append(total.format(**args))
         if series is not None and per_bucket is not None:
             series.append(per_bucket.format(r=resample, i=index, **args))
@@ -393,6 +399,8 @@ class _CalculationSql:
         start = params.add(timeframe.from_ms, "Int64")
         step = params.add(granularity, "Int64")
         buckets = _buckets(timeframe, granularity)
+        if buckets > RESAMPLE_MAX_BUCKETS:
+            return None
         index = f"toUInt32(intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}))"
         values = _select_values(self.fields, f"0, {buckets:d}, 1", index)
         if values.series is None:

@@ -143,7 +143,7 @@ class QueryRunService:
             with self._lock:
                 self._pending -= 1
             raise
-        return live.view()
+        return self._view(live)
 
     def _options(self, request: RunRequest) -> RunOptions:
         defaults = RunOptions()
@@ -257,7 +257,7 @@ class QueryRunService:
         live = self._live_run(tenant, run_id)
         if live is None or (live.status == STARTED and time.monotonic() > live.deadline):
             return None
-        return live.view()
+        return self._view(live)
 
     def get(self, tenant: Tenant, run_id: str) -> RunView:
         """The run as it stands; 404 for an unknown id or a run of another tenant."""
@@ -265,7 +265,7 @@ class QueryRunService:
         if live is not None:
             if live.status == STARTED and time.monotonic() > live.deadline:
                 self._settle(live, FAILED, error=timeout_message(self.limits.max_run_seconds))
-            return live.view()
+            return self._view(live)
         with self._meta.session() as s:
             record = repo.get_run(s, tenant, run_id)
             view = _stored_view(record)
@@ -289,6 +289,10 @@ class QueryRunService:
                 return 0.0
             live.watchers.append(wake)
         return max(0.0, live.deadline - time.monotonic())
+
+    def _view(self, live: _LiveRun) -> RunView:
+        with self._lock:  # never a status without the data or error that came with it
+            return live.view()
 
     def _live_run(self, tenant: Tenant, run_id: str) -> _LiveRun | None:
         with self._lock:

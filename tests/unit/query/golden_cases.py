@@ -118,6 +118,19 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         RunOptions(limit=3, granularity_ms=600_000),
     ),
     "calc_resampled_group_only": ({"group_bys": [{"key": "_dataset"}]}, RunOptions()),
+    "calc_numbers_of_a_text_system_field": (
+        {
+            "calculations": [
+                {"operator": op, "key": "_service"} for op in ("SUM", "AVG", "P99", "VARIANCE")
+            ],
+            "group_bys": [{"key": "_dataset"}],
+        },
+        RunOptions(),
+    ),
+    "calc_by_service_over_many_buckets": (
+        {"calculations": [{"operator": "COUNT"}], "group_bys": [{"key": "_service"}]},
+        RunOptions(granularity_ms=10_000),
+    ),
     "calc_percentiles": (
         {
             "calculations": [
