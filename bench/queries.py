@@ -15,8 +15,9 @@ Timings per question, medians of ``repeats`` warm runs:
 - api: wall time of ``POST /v1/query_run`` + ``GET /v1/query_run/<id>?wait=``
   until COMPLETED, over HTTP on loopback (the contract's two calls);
 - api 1rt: the same run created with ``POST /v1/query_run?wait=`` (one round trip);
-- compiled: the very statements the compiler produces for that run, executed
-  on the engine as the runner does (what the API adds is the difference);
+- compiled: the runner's own work for that run without HTTP (``execute_plan``:
+  the compiler's statements as the runner runs them, and shaping the result);
+  what the API adds is the difference;
 - hand: hand-written SQL giving the same answer as the API: the totals and the
   per-bucket series of a calculation, the page and (when the page is full) the
   count of an events query, written with what the writer knows of this data
@@ -45,6 +46,9 @@ from tests.support import launch
 from limelight.errors import StoreError
 from limelight.query.compile import RunOptions, Timeframe, compile_run, granularity_for
 from limelight.query.spec import validate_fields
+from limelight.runs.execute import execute_plan
+from limelight.runs.limits import RunLimits
+from limelight.settings import Settings
 from limelight.store.events.base import Tenant
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.meta import repos
@@ -347,6 +351,7 @@ def _side_by_side(
 
 def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
     beside = ThreadPoolExecutor(2)
+    limits = RunLimits.from_settings(Settings())
     timeframe = Timeframe(size.frm, size.to)
     step = granularity_for(timeframe, None)
     buckets = -(-(size.to - size.frm) // step)
@@ -360,8 +365,8 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
             timeframe=timeframe,
             options=RunOptions(limit=q.limit),
         )
-        statements = [(s.sql, s.params) for s in plan.statements.values()]
-        return lambda: _side_by_side(store, beside, statements)
+        # As the runner does it (which statements, side by side or not, shaping), without HTTP.
+        return lambda: execute_plan(store, plan, limits, time.monotonic() + 60, beside)
 
     def written(sqls: tuple[str, ...], needle: str) -> Callable[[], None]:
         params = {
@@ -402,9 +407,15 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
 
 
 def _run_through_api(
-    client: httpx.Client, body: dict[str, Any], one_round_trip: bool = False
+    client: httpx.Client,
+    body: dict[str, Any],
+    one_round_trip: bool = False,
+    timed: bool = True,
 ) -> dict[str, Any]:
-    """Create a run and poll until it settles; with ``one_round_trip`` the creation waits."""
+    """Create a run and poll until it settles; with ``one_round_trip`` the creation waits.
+
+    A timed run must complete: a fast failure is not a timing. (The warm run's
+    answer is printed, failed or not.)"""
     created = client.post("/v1/query_run", json=body, params={"wait": 30} if one_round_trip else {})
     created.raise_for_status()
     result: dict[str, Any] = created.json()
@@ -413,6 +424,8 @@ def _run_through_api(
         polled = client.get(f"/v1/query_run/{run_id}", params={"wait": 30})
         polled.raise_for_status()
         result = polled.json()
+    if timed and result["query_run"]["status"] != "COMPLETED":
+        raise RuntimeError(f"query run failed: {result['query_run'].get('error')}")
     return result
 
 
@@ -424,7 +437,7 @@ def _time_api(url: str, size: Size, repeats: int) -> dict[str, Any]:
             def body(needle: str, q: Question = q) -> dict[str, Any]:
                 return {"query": q.query_for(needle), "from": size.frm, "to": size.to}
 
-            warm = _run_through_api(c, body(q.needle(-1)))
+            warm = _run_through_api(c, body(q.needle(-1)), timed=False)
             answers[q.name] = warm["data"] or warm["query_run"]
             for i in range(repeats):
                 run_body = body(q.needle(i))  # built before the clock starts
