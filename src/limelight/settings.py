@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     query_max_timeframe_days: float = Field(30, description="Longest timeframe of a query run.")
     query_max_result_bytes: int = Field(6 * MIB, description="Largest result of a query run.")
     query_max_run_seconds: float = Field(10, description="A query run longer than this fails.")
+    # The engine runs in the server's process: a run that would use more fails alone,
+    # rather than take the memory the server and the other runs need.
+    query_max_memory_bytes: int = Field(
+        2048 * MIB, ge=MIB, description="Memory one statement of a query run may use."
+    )
     query_runs_per_minute: int = Field(300, description="Query run creations per workspace.")
     query_threads: int = Field(4, description="Query runs executing at once (worker threads).")
 

@@ -76,6 +76,7 @@ class RunOptions:
     granularity_ms: int | None = None
     max_execution_s: float = 10.0
     max_result_bytes: int = 6 * 1024 * 1024
+    max_memory_bytes: int = 2048 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ def _settings(options: RunOptions) -> str:
     return (
         f" SETTINGS max_execution_time = {float(options.max_execution_s):g},"
         f" max_result_bytes = {int(options.max_result_bytes):d}, result_overflow_mode = 'throw',"
+        f" max_memory_usage = {int(options.max_memory_bytes):d},"
         " allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1,"
         " output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0"
     )

@@ -16,6 +16,7 @@ class RunLimits:
     max_timeframe_ms: int
     max_result_bytes: int
     max_run_seconds: float
+    max_memory_bytes: int
     runs_per_minute: int
     threads: int
 
@@ -25,6 +26,7 @@ class RunLimits:
             max_timeframe_ms=int(settings.query_max_timeframe_days * DAY_MS),
             max_result_bytes=settings.query_max_result_bytes,
             max_run_seconds=settings.query_max_run_seconds,
+            max_memory_bytes=settings.query_max_memory_bytes,
             runs_per_minute=settings.query_runs_per_minute,
             threads=max(1, settings.query_threads),
         )
@@ -46,9 +48,11 @@ class RunLimits:
             )
 
     def describe_size(self) -> str:
-        if self.max_result_bytes % MIB == 0:
-            return f"{self.max_result_bytes // MIB}MB"
-        return f"{self.max_result_bytes} bytes"
+        return _describe_bytes(self.max_result_bytes)
+
+
+def _describe_bytes(size: int) -> str:
+    return f"{size // MIB}MB" if size % MIB == 0 else f"{size} bytes"
 
 
 def store_failure_message(detail: str, limits: RunLimits) -> str:
@@ -58,9 +62,10 @@ def store_failure_message(detail: str, limits: RunLimits) -> str:
     if "TOO_MANY_ROWS_OR_BYTES" in detail or "Limit for result exceeded" in detail:
         return result_too_large_message(limits)
     if "MEMORY_LIMIT_EXCEEDED" in detail:
+        limit = _describe_bytes(limits.max_memory_bytes)
         return (
-            "the query needed more memory than the events store allows; "
-            "narrow the timeframe, add filters or group by fewer keys"
+            f"the query needed more memory than its limit of {limit};"
+            " narrow the timeframe, add filters or group by fewer keys"
         )
     found = re.search(r"DB::Exception: (.+?)(?: \(version | Stack trace|$)", detail, re.DOTALL)
     reason = (found.group(1) if found else detail).strip().splitlines()[0][:300]

@@ -154,6 +154,7 @@ class QueryRunService:
             # The engine stops a statement at the run's limit rather than finish unseen work.
             max_execution_s=self.limits.max_run_seconds,
             max_result_bytes=self.limits.max_result_bytes,
+            max_memory_bytes=self.limits.max_memory_bytes,
         )
 
     def _record(self, tenant: Tenant, request: RunRequest, plan: Plan) -> _LiveRun:
