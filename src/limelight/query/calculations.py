@@ -29,6 +29,9 @@ class CalculationSpec:
     per_kind: bool = False  # applied to the key as each kind ({k}) and summed
 
 
+COUNT_SERIES = "countResample({r})({i})"
+
+
 def _numeric(name: str, function: str, level: str | None = None) -> CalculationSpec:
     """A calculation over the key's numbers; ``level`` is a quantile's parameter."""
     if level is None:
@@ -63,7 +66,7 @@ CALCULATIONS: Mapping[str, CalculationSpec] = {
     spec.name: spec
     for spec in (
         # COUNT with a key counts the events where the key is present.
-        CalculationSpec("COUNT", "count()", "countResample({r})({i})", needs_key=False),
+        CalculationSpec("COUNT", "count()", COUNT_SERIES, needs_key=False),
         # Per kind, summed: "5" and 5 are two values, 5 and 5.0 one. uniqCombined64 at
         # precision 20 is exact (a hash set) well past 10,000 values, then HyperLogLog.
         # No series form: a HyperLogLog state per bucket made it slower than grouping

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from limelight.query.calculations import (
     CALCULATIONS,
+    COUNT_SERIES,
     COUNT_WITH_KEY,
     COUNT_WITH_KEY_SERIES,
     value_name,
@@ -325,7 +326,7 @@ def _select_values(fields: QueryFields, resample: str = "", index: str = "") -> 
             series = None
     if not names:  # group_bys alone: count per group
         names, totals = ["COUNT"], ["count()"]
-        series = [f"countResample({resample})({index})"] if resample else None
+        series = [COUNT_SERIES.format(r=resample, i=index)] if resample else None
     return _Values(names, totals, series)
 
 
@@ -405,14 +406,16 @@ class _CalculationSql:
         if buckets > RESAMPLE_MAX_BUCKETS:
             return None
         index = f"toUInt32(intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}))"
-        values = _select_values(self.fields, f"0, {buckets:d}, 1", index)
+        resample = f"0, {buckets:d}, 1"
+        values = _select_values(self.fields, resample, index)
         if values.series is None:
             return None
         arrays = [
             f"arrayConcat([{total}], {series}) AS a{i}"
             for i, (total, series) in enumerate(zip(values.totals, values.series, strict=True))
         ]
-        arrays.append(f"arrayConcat([count()], countResample(0, {buckets:d}, 1)({index})) AS a_")
+        counts = COUNT_SERIES.format(r=resample, i=index)
+        arrays.append(f"arrayConcat([count()], {counts}) AS a_")
         group_by = " GROUP BY " + ", ".join(self.group_aliases) if self.group_aliases else ""
         inner = (
             f"SELECT {', '.join([*self.group_cols, *arrays])} FROM {self.table}"
