@@ -15,14 +15,14 @@ Timings per question, medians of ``repeats`` warm runs:
 - api: wall time of ``POST /v1/query_run`` + ``GET /v1/query_run/<id>?wait=``
   until COMPLETED, over HTTP on loopback (the contract's two calls);
 - api 1rt: the same run created with ``POST /v1/query_run?wait=`` (one round trip);
-- compiled: the runner's own work for that run without HTTP (``execute_plan``:
+- runner: the runner's own work for that run without HTTP (``execute_plan``:
   the compiler's statements as the runner runs them, and shaping the result);
   what the API adds is the difference;
 - hand: hand-written SQL giving the same answer as the API: the totals and the
   per-bucket series of a calculation, the page and (when the page is full) the
   count of an events query, written with what the writer knows of this data
   (requestId is a string, status an integer). This is the direct SQL of the target;
-- minimal: one hand-written statement for the bare question (totals only, the
+- bare: one hand-written statement for the bare question (totals only, the
   page only), for scale: what the series and the count cost.
 
 Set LIMELIGHT_BENCH_QUERIES_DIR to keep the generated data between runs.
@@ -121,7 +121,7 @@ class Question:
     # Statements; {table} is the events table, {where} the tenant and time filter,
     # @buckets@ the number of buckets; {step:Int64} and {frm:Int64} are parameters.
     hand: tuple[str, ...]  # the same answer as the API, run side by side
-    minimal: str  # the bare question
+    bare: str  # the bare question
     limit: int = 100
     # A new needle for every run: ClickHouse's query condition cache remembers the
     # granules a repeated filter ruled out, which a repeated search would enjoy.
@@ -356,7 +356,7 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
     step = granularity_for(timeframe, None)
     buckets = -(-(size.to - size.frm) // step)
 
-    def compiled(q: Question, needle: str) -> Callable[[], None]:
+    def runner(q: Question, needle: str) -> Callable[[], None]:
         plan = compile_run(
             validate_fields(q.query_for(needle)),
             workspace_id=size.tenant.workspace_id,
@@ -389,9 +389,9 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
         return lambda: _side_by_side(store, beside, statements)
 
     paths: dict[str, Callable[[Question, str], Callable[[], None]]] = {
-        "compiled": compiled,
+        "runner": runner,
         "hand": lambda q, needle: written(q.hand, needle),
-        "minimal": lambda q, needle: written((q.minimal,), needle),
+        "bare": lambda q, needle: written((q.bare,), needle),
     }
     try:
         for q in QUESTIONS:
@@ -464,14 +464,14 @@ def _summary(question: str, data: dict[str, Any]) -> str:
     return f"{len(data['events'])} events of {data['count']:,}"
 
 
-PATHS = ("api", "api 1rt", "compiled", "hand", "minimal")
+PATHS = ("api", "api 1rt", "runner", "hand", "bare")
 
 
 def _print(sizes: list[Size], answers: dict[int, dict[str, Any]]) -> None:
     head = (
         f"{'events':>11}  {'question':<40}"
         + "".join(f"{p + ' s':>11}" for p in PATHS)
-        + f"{'api/hand':>10}{'1rt/hand':>10}{'api/compiled':>14}"
+        + f"{'api/hand':>10}{'1rt/hand':>10}{'api/runner':>12}"
     )
     print(head)
     print("-" * len(head))
@@ -483,7 +483,7 @@ def _print(sizes: list[Size], answers: dict[int, dict[str, Any]]) -> None:
                 f"{size.events:>11,}  {q.name:<40}"
                 + "".join(f"{t[p]:>11.3f}" for p in PATHS)
                 + f"{t['api'] / t['hand']:>10.2f}{t['api 1rt'] / t['hand']:>10.2f}"
-                + f"{t['api'] / t['compiled']:>14.2f}"
+                + f"{t['api'] / t['runner']:>12.2f}"
             )
             if size.events < 10_000_000:
                 continue
