@@ -49,7 +49,7 @@ from limelight.query.spec import validate_fields
 from limelight.runs.execute import execute_plan
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
+from limelight.store.events.base import JSON_PARSE_SETTINGS, Tenant, settings_clause
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
@@ -68,7 +68,7 @@ TARGET_RATIO = 1.25
 # @name@ marks what is filled in before the statement runs ({name:Type} are parameters).
 GENERATE = """
 INSERT INTO @table@ (workspace_id, environment_id, dataset, service, namespace, timestamp, id, raw)
-SETTINGS async_insert = 0
+SETTINGS @settings@
 SELECT {ws:String}, {env:String}, dataset, service, 'default', fromUnixTimestamp64Milli(ms),
        concat(lower(hex(ms)), lower(hex(n))), raw
 FROM (
@@ -257,6 +257,7 @@ def _load(store: ChdbEventStore, size: Size, log: Callable[[str], None]) -> None
         GENERATE.replace("@table@", store.table)
         .replace("@needle@", NEEDLE)
         .replace("@needle_every@", str(NEEDLE_EVERY))
+        .replace("@settings@", settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS}))
     )
     started = time.perf_counter()
     for offset in range(0, size.events, CHUNK):

@@ -83,6 +83,8 @@ def generate_events(count: int, seed: int, now_ms: int, span_ms: int) -> list[di
             event["tags"] = rnd.sample([1, 2, 3, 10], rnd.randrange(1, 3))
         elif roll < 0.5:
             event["tags"] = "red,green"  # text that merely looks like a list
+        elif roll < 0.55:  # kinds mixed in one array
+            event["tags"] = rnd.choice([[1, "red"], [True, "blue", 2], [True, 10]])
         if rnd.random() < 0.6:
             event["data"] = {
                 "userId": f"u{rnd.randrange(60)}",
@@ -96,6 +98,16 @@ def generate_events(count: int, seed: int, now_ms: int, span_ms: int) -> list[di
             event["limit"] = rnd.randrange(0, 50)
         if rnd.random() < 0.05:
             event["we`ird\\key"] = {"sp ace": rnd.choice([1, "x"])}
+        if rnd.random() < 0.4:  # text that looks like a time stays text
+            event["when"] = rnd.choice(
+                [
+                    "2024-05-01",
+                    "2024-05-01T10:00:00Z",
+                    "2024-05-01 10:00:00",
+                    "2024-06-30",
+                    20240501,
+                ]
+            )
         if rnd.random() < 0.1:
             event["ratio"] = rnd.choice([0.5, 0.25, 1, 2.75])
         events.append(event)

@@ -169,6 +169,13 @@ CALCULATION_QUERIES: dict[str, dict[str, Any]] = {
     "not-like": count("NOT_LIKE", "message", "alpha%"),
     "includes-string": count("INCLUDES", "tags", "red"),
     "includes-number": count("INCLUDES", "tags", 10),
+    "includes-boolean-in-mixed-arrays": count("INCLUDES", "tags", True),
+    "date-like-text": by(
+        "when",
+        calc("COUNT"),
+        filters=[{"key": "when", "operation": "STARTS_WITH", "value": "2024-05-01"}],
+    ),
+    "key-no-event-holds": count("=", "no.such.key", 1),
     "includes-substring": count("INCLUDES", "message", "login"),
     "does-not-include": count("DOES_NOT_INCLUDE", "tags", "red"),
     "regex": count("MATCH_REGEX", "message", "^(alpha|beta) "),

@@ -13,9 +13,12 @@ from typing import Any
 
 import pytest
 
-from limelight.query.compile import RunOptions, Timeframe, compile_run
+from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
+from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.results import shape
 from limelight.query.spec import validate_fields
+from limelight.runs.execute import typed_plan
+from limelight.runs.limits import RunLimits
 from limelight.store.events.base import Tenant
 from tests import query_reference as ref
 
@@ -25,6 +28,14 @@ SPAN_MS = 2 * 3600_000
 NOW_MS = (int(time.time() * 1000) // 60_000) * 60_000
 FULL = Timeframe(NOW_MS - SPAN_MS, NOW_MS + 1)
 LAST_HOUR = Timeframe(NOW_MS - 3600_000, NOW_MS)
+LIMITS = RunLimits(
+    max_timeframe_ms=SPAN_MS,
+    max_result_bytes=6 << 20,
+    max_run_seconds=10.0,
+    max_memory_bytes=2 << 30,
+    runs_per_minute=10_000,
+    threads=1,
+)
 
 OPERATIONS: list[tuple[str, Any]] = [
     ("=", "api"),
@@ -52,6 +63,9 @@ OPERATIONS: list[tuple[str, Any]] = [
     ("STARTS_WITH", "u1"),
     ("STARTS_WITH", "req-00"),
     ("STARTS_WITH", "alpha"),
+    ("STARTS_WITH", "2024-05-01T"),
+    ("=", "2024-05-01"),
+    ("INCLUDES", True),
     ("EXISTS", None),
     ("DOES_NOT_EXIST", None),
     ("IN", [404, 500, "ok", True]),
@@ -72,6 +86,7 @@ KEYS = [
     "_service",
     "_timestamp",
     "requestId",
+    "when",
 ]
 CALCULATIONS = [
     "COUNT",
@@ -101,6 +116,7 @@ GROUPINGS: list[list[str]] = [
     ["http.method", "ok"],
     ["status"],
     ["_dataset", "_namespace"],
+    ["when"],
 ]
 
 
@@ -280,25 +296,43 @@ def records(query_store: Any) -> list[ref.Record]:
     return stored
 
 
-def run(store: Any, query: dict[str, Any], frame: Timeframe, options: RunOptions) -> Any:
-    plan = compile_run(
-        validate_fields(query),
-        workspace_id=TENANT.workspace_id,
-        environment_id=TENANT.environment_id,
-        table=store.table,
-        timeframe=frame,
-        options=options,
-    )
+def run(
+    store: Any, query: dict[str, Any], frame: Timeframe, options: RunOptions, typed: bool
+) -> Any:
+    """As the runner runs it: ``typed``, reading only the types the keys hold in the
+    tenant's events (what the server does); else every type."""
+    fields = validate_fields(query)
+
+    def compile_with(stored: StoredTypes) -> Plan:
+        return compile_run(
+            fields,
+            workspace_id=TENANT.workspace_id,
+            environment_id=TENANT.environment_id,
+            table=store.table,
+            timeframe=frame,
+            options=options,
+            stored=stored,
+        )
+
+    plan = compile_with(UNKNOWN)
+    if typed:
+        plan = typed_plan(store, TENANT, fields, plan, compile_with, LIMITS)
     rows = {name: store.query(s.sql, s.params).rows for name, s in plan.statements.items()}
     return plan, shape(plan, rows)
 
 
 @pytest.mark.parametrize(("title", "query", "options"), QUERIES, ids=[q[0] for q in QUERIES])
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "every-type"])
 def test_answers_like_the_reference(
-    title: str, query: dict[str, Any], options: RunOptions, query_store: Any, records: Any
+    title: str,
+    query: dict[str, Any],
+    options: RunOptions,
+    typed: bool,
+    query_store: Any,
+    records: Any,
 ) -> None:
     frame = LAST_HOUR if len(title) % 3 == 0 else FULL
-    plan, data = run(query_store, query, frame, options)
+    plan, data = run(query_store, query, frame, options, typed)
     if plan.kind == "events":
         want = ref.events(records, query, frame.from_ms, frame.to_ms, plan.limit, plan.offset)
         assert data["count"] == want["count"]

@@ -16,7 +16,9 @@ Keys
 
 A JSON ``null``, a missing key and a key holding an object are all "missing".
 Every value has a kind: string, number (booleans are not numbers), boolean or
-array. Arrays should hold one kind of element.
+array; an array may mix kinds. A value keeps the kind it was sent with: text
+that looks like a date or a number stays text. Integers beyond the 64-bit range
+are kept as text.
 
 Filters
 -------

@@ -28,7 +28,7 @@ from limelight.query.calculations import (
     COUNT_WITH_KEY_SERIES,
     value_name,
 )
-from limelight.query.keys import KeyExpr, key_expr
+from limelight.query.keys import SYSTEM_FIELDS, UNKNOWN, KeyExpr, StoredTypes
 from limelight.query.operators import OPERATORS, kinds_of, list_values, value_kind
 from limelight.query.spec import MAX_LIMIT, Filter, KeyRef, QueryFields
 from limelight.query.sql import Params
@@ -52,6 +52,9 @@ RESAMPLE_MAX_BUCKETS = 120
 # A key that never holds a number, as a number: typed, so that aggregates over it
 # have a type (an untyped NULL made `arrayConcat` of the series give NULL, not an array).
 NO_NUMBER = "CAST(NULL, 'Nullable(Float64)')"
+# A group key that holds no value in the events read: one typed null column, so the
+# statement keeps its shape (every event in one null group).
+NO_GROUP_VALUE = "CAST(NULL, 'Nullable(String)')"
 
 # Namespace types that select on a typed column; any other type selects on `namespace`.
 NAMESPACE_COLUMNS = {"dataset": "dataset", "service": "service", "namespace": "namespace"}
@@ -142,10 +145,13 @@ def _settings(options: RunOptions) -> str:
 class _Where:
     """Builds the WHERE clause shared by a run's statements (each with its own Params)."""
 
-    def __init__(self, fields: QueryFields, workspace_id: str, environment_id: str) -> None:
+    def __init__(
+        self, fields: QueryFields, workspace_id: str, environment_id: str, stored: StoredTypes
+    ) -> None:
         self.fields = fields
         self.workspace_id = workspace_id
         self.environment_id = environment_id
+        self.stored = stored
 
     def render(self, params: Params, timeframe: Timeframe) -> str:
         # :IMPORTANT: the tenant filter comes first and is never optional.
@@ -156,7 +162,7 @@ class _Where:
             f"timestamp < fromUnixTimestamp64Milli({params.add(timeframe.to_ms, 'Int64')})",
         ]
         parts += self._namespaces(params)
-        filters = [_filter_sql(f, params) for f in self.fields.filters or []]
+        filters = [_filter_sql(f, params, self.stored) for f in self.fields.filters or []]
         if filters:
             joiner = " OR " if self.fields.filter_combination == "OR" else " AND "
             parts.append("(" + joiner.join(filters) + ")")
@@ -203,14 +209,16 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _operand(value: Any, kind: str, params: Params) -> str:
+def _operand(value: Any, kind: str, params: Params, stored: StoredTypes) -> str:
     if isinstance(value, KeyRef):
-        ref = key_expr(value.key).scalars.get(value_kind(value))
+        ref = stored.expr(value.key).scalars.get(value_kind(value))
         return ref if ref is not None else "NULL"
     return params.add(value, _PARAM_TYPES[kind])
 
 
-def _positive_sql(op_name: str, key: KeyExpr, value: Any, params: Params) -> str:
+def _positive_sql(
+    op_name: str, key: KeyExpr, value: Any, params: Params, stored: StoredTypes
+) -> str:
     """The SQL of a positive operation; "0" when the key can never match it."""
     op = OPERATORS[op_name]
     if op.shape == "list":
@@ -228,23 +236,23 @@ def _positive_sql(op_name: str, key: KeyExpr, value: Any, params: Params) -> str
     arrays = key.arrays.get(kind, ()) if op.array is not None else ()
     if scalar is None and not arrays:
         return "0"  # the key never holds a value this operation could match
-    operand = _operand(value, kind, params)
+    operand = _operand(value, kind, params, stored)
     tests = [op.scalar.format(k=scalar, v=operand)] if op.scalar and scalar else []
     tests += [op.array.format(a=a, v=operand) for a in arrays if op.array]
     return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
 
 
-def _filter_sql(flt: Filter, params: Params) -> str:
+def _filter_sql(flt: Filter, params: Params, stored: StoredTypes) -> str:
     op = OPERATORS[flt.operation]
-    key = key_expr(flt.key)
+    key = stored.expr(flt.key)
     if op.presence is not None:
         return op.presence.format(exists=key.exists)
     if op.negates is not None:
-        positive = _positive_sql(op.negates, key, flt.value, params)
+        positive = _positive_sql(op.negates, key, flt.value, params, stored)
         if key.is_system:
             return f"NOT ifNull({positive}, 0)"
         return f"({key.exists} AND NOT ifNull({positive}, 0))"
-    return _positive_sql(op.name, key, flt.value, params)
+    return _positive_sql(op.name, key, flt.value, params, stored)
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -256,16 +264,17 @@ def _limit(fields: QueryFields, options: RunOptions) -> int:
     return _clamp(limit, 1, MAX_LIMIT)
 
 
-def _group_columns(groups: Sequence[str]) -> list[list[tuple[str, str]]]:
+def _group_columns(groups: Sequence[str], stored: StoredTypes) -> list[list[tuple[str, str]]]:
     """Per group key, its (SQL, alias) parts: one per kind the key can hold.
 
     Grouping by the kinds' typed subcolumns rather than the mixed-type value is
     several times faster, and keeps "5" and 5 apart.
     """
-    return [
-        [(sql, f"g{i}_{j}") for j, sql in enumerate(key_expr(key).scalars.values())]
-        for i, key in enumerate(groups)
-    ]
+    out = []
+    for i, key in enumerate(groups):
+        kinds = list(stored.expr(key).scalars.values()) or [NO_GROUP_VALUE]
+        out.append([(sql, f"g{i}_{j}") for j, sql in enumerate(kinds)])
+    return out
 
 
 def _order_sql(
@@ -293,7 +302,9 @@ class _Values:
     series: list[str] | None  # per value, an array over the buckets; None: no series form
 
 
-def _select_values(fields: QueryFields, resample: str = "", index: str = "") -> _Values:
+def _select_values(
+    fields: QueryFields, stored: StoredTypes, resample: str = "", index: str = ""
+) -> _Values:
     """The calculations' names and SQL, in the query's order.
 
     ``resample`` (``0, buckets, 1``) and ``index`` (the bucket of a row) fill the
@@ -309,16 +320,16 @@ def _select_values(fields: QueryFields, resample: str = "", index: str = "") -> 
             total, per_bucket, args = spec.template, spec.series, {}
         elif calc.operator == "COUNT":
             total, per_bucket = COUNT_WITH_KEY, COUNT_WITH_KEY_SERIES
-            args = {"e": key_expr(calc.key).exists}
+            args = {"e": stored.expr(calc.key).exists}
         elif spec.per_kind:
             parts = [
                 f"ifNull({spec.template.format(k=expr)}, 0)"
-                for expr in key_expr(calc.key).scalars.values()
+                for expr in stored.expr(calc.key).scalars.values()
             ]
-            total, per_bucket, args = " + ".join(parts), None, {}
+            total, per_bucket, args = " + ".join(parts) or "0", None, {}
         else:
             total, per_bucket = spec.template, spec.series
-            args = {"n": key_expr(calc.key).scalars.get("number", NO_NUMBER)}
+            args = {"n": stored.expr(calc.key).scalars.get("number", NO_NUMBER)}
         totals.append(total.format(**args))
         if series is not None and per_bucket is not None:
             series.append(per_bucket.format(r=resample, i=index, **args))
@@ -341,13 +352,15 @@ def _compile_calculations(
     if not fields.calculations:
         fields = fields.model_copy(update={"calculations": []})
     groups = [g.key for g in fields.group_bys or []]
-    group_parts = _group_columns(groups)
+    group_parts = _group_columns(groups, where.stored)
     group_cols = [f"{sql} AS {alias}" for parts in group_parts for sql, alias in parts]
     group_aliases = [alias for parts in group_parts for _, alias in parts]
     limit = _limit(fields, options)
     offset = _clamp(options.offset, 0, MAX_OFFSET)
     granularity = granularity_for(timeframe, options.granularity_ms)
-    sql = _CalculationSql(fields, table, group_parts, group_cols, group_aliases, limit, options)
+    sql = _CalculationSql(
+        fields, table, group_parts, group_cols, group_aliases, limit, options, where.stored
+    )
 
     compiled: Statements | None = None
     if offset == 0 and all(g in FEW_VALUED_KEYS for g in groups):
@@ -383,6 +396,7 @@ class _CalculationSql:
     group_aliases: list[str]
     limit: int
     options: RunOptions
+    stored: StoredTypes
 
     def _order(self, names: Sequence[str]) -> str:
         return _order_sql(self.fields, self.group_parts, names)
@@ -407,7 +421,7 @@ class _CalculationSql:
             return None
         index = f"toUInt32(intDiv(toUnixTimestamp64Milli(timestamp) - {start}, {step}))"
         resample = f"0, {buckets:d}, 1"
-        values = _select_values(self.fields, resample, index)
+        values = _select_values(self.fields, self.stored, resample, index)
         if values.series is None:
             return None
         arrays = [
@@ -449,7 +463,7 @@ class _CalculationSql:
         """One scan for both: grouping sets give the totals per group (``_total`` = 1)
         and the rows per bucket and group (``_total`` = 0). Measured at 1M events
         0.073 s against 0.037 + 0.098 s for the two statements."""
-        values = _select_values(self.fields)
+        values = _select_values(self.fields, self.stored)
         value_cols = [f"{sql} AS v{i}" for i, sql in enumerate(values.totals)]
         params = Params()
         cond = where.render(params, timeframe)
@@ -477,7 +491,7 @@ class _CalculationSql:
         self, where: _Where, timeframe: Timeframe, granularity: int, offset: int
     ) -> Statements:
         """With an offset, two statements: only the totals skip the offset."""
-        values = _select_values(self.fields)
+        values = _select_values(self.fields, self.stored)
         value_cols = [f"{sql} AS v{i}" for i, sql in enumerate(values.totals)]
         order = self._order(values.names)
         grouped = bool(self.group_aliases)
@@ -568,12 +582,24 @@ def compile_run(
     table: str,
     timeframe: Timeframe,
     options: RunOptions,
+    stored: StoredTypes = UNKNOWN,
 ) -> Plan:
     """Compile one run of a validated query for one tenant and timeframe.
 
-    ``table`` is the events table name from the store (trusted, never user input).
+    ``table`` is the events table name from the store (trusted, never user input);
+    ``stored`` the types the query's JSON keys hold in the tenant's events, when known
+    (see ``keys.StoredTypes``).
     """
-    where = _Where(fields, workspace_id, environment_id)
+    where = _Where(fields, workspace_id, environment_id, stored)
     if fields.calculations or fields.group_bys:
         return _compile_calculations(fields, where, table, timeframe, options)
     return _compile_events(fields, where, table, timeframe, options)
+
+
+def json_keys(fields: QueryFields) -> list[str]:
+    """The JSON paths a run of ``fields`` reads, for ``StoredTypes`` (system fields left out)."""
+    keys = [f.key for f in fields.filters or []]
+    keys += [f.value.key for f in fields.filters or [] if isinstance(f.value, KeyRef)]
+    keys += [c.key for c in fields.calculations or [] if c.key]
+    keys += [g.key for g in fields.group_bys or []]
+    return sorted({k for k in keys if k not in SYSTEM_FIELDS})

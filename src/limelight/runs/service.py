@@ -26,9 +26,10 @@ from typing import Any
 from limelight.errors import Unavailable
 from limelight.ids import new_id
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
+from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.spec import QueryFields, fields_to_json
 from limelight.ratelimit import RateLimiter
-from limelight.runs.execute import RunFailed, execute_plan
+from limelight.runs.execute import RunFailed, execute_plan, typed_plan
 from limelight.runs.limits import RunLimits, timeout_message
 from limelight.settings import Settings
 from limelight.store.events.base import EventStore, Tenant
@@ -121,14 +122,22 @@ class QueryRunService:
         """Record and queue a run; raises 400 (bad timeframe or query), 429 or 503."""
         self._limiter.hit(tenant.workspace_id)
         self.limits.check_timeframe(request.from_ms, request.to_ms)
-        plan = compile_run(
-            request.fields,
-            workspace_id=tenant.workspace_id,
-            environment_id=tenant.environment_id,
-            table=self._events.table,
-            timeframe=Timeframe(request.from_ms, request.to_ms),
-            options=self._options(request),
-        )
+        options = self._options(request)
+
+        def compile_with(stored: StoredTypes) -> Plan:
+            return compile_run(
+                request.fields,
+                workspace_id=tenant.workspace_id,
+                environment_id=tenant.environment_id,
+                table=self._events.table,
+                timeframe=Timeframe(request.from_ms, request.to_ms),
+                options=options,
+                stored=stored,
+            )
+
+        # Compiled here for the 400s and the run's record; compiled again on the
+        # worker with the types the keys hold (a lookup on the engine).
+        plan = compile_with(UNKNOWN)
         pool = self._pool
         if pool is None:
             raise Unavailable("query runs are not accepted while the server starts or stops")
@@ -138,7 +147,7 @@ class QueryRunService:
             self._pending += 1
         try:
             live = self._record(tenant, request, plan)
-            pool.submit(self._execute, live, plan)
+            pool.submit(self._execute, live, request.fields, plan, compile_with)
         except BaseException:
             with self._lock:
                 self._pending -= 1
@@ -193,11 +202,20 @@ class QueryRunService:
 
     # -- executing ------------------------------------------------------------------------
 
-    def _execute(self, live: _LiveRun, plan: Plan) -> None:
+    def _execute(
+        self,
+        live: _LiveRun,
+        fields: QueryFields,
+        untyped: Plan,
+        compile_with: Callable[[StoredTypes], Plan],
+    ) -> None:
         with self._lock:
             self._pending -= 1
         try:
             if live.status == STARTED:
+                plan = typed_plan(
+                    self._events, live.tenant, fields, untyped, compile_with, self.limits
+                )
                 data = execute_plan(self._events, plan, self.limits, live.deadline, self._beside)
                 self._settle(live, COMPLETED, data=data)
         except RunFailed as exc:

@@ -178,3 +178,62 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         RunOptions(),
     ),
 }
+
+# Cases compiled knowing the types each path is stored as (``StoredTypes``), as the
+# runner compiles them: only those types are read. The chDB test checks that these
+# are the types the generated events are stored as (a type left out loses matches).
+_DURATION = frozenset({"Int64", "Float64", "String"})
+STORED: dict[str, dict[str, frozenset[str]]] = {
+    "typed_p99_by_service_filtered": {
+        "duration": _DURATION,
+        "status": frozenset({"Int64", "String", "Bool"}),
+    },
+    "typed_distinct_of_strings": {"requestId": frozenset({"String"})},
+    "typed_includes_mixed_arrays": {
+        "tags": frozenset(
+            {"String", "Array(Nullable(String))", "Array(Nullable(Int64))", "Array(Dynamic)"}
+        )
+    },
+    "typed_absent_key": {"duration": _DURATION},
+}
+CASES.update(
+    {
+        "typed_p99_by_service_filtered": (
+            {
+                "calculations": [{"operator": "P99", "key": "duration"}],
+                "group_bys": [{"key": "_service"}],
+                "filters": [{"key": "status", "operation": ">=", "value": 404}],
+            },
+            RunOptions(granularity_ms=600_000),
+        ),
+        "typed_distinct_of_strings": (
+            {"calculations": [{"operator": "COUNT_DISTINCT", "key": "requestId"}]},
+            RunOptions(granularity_ms=600_000),
+        ),
+        "typed_includes_mixed_arrays": (
+            {
+                "filters": [{"key": "tags", "operation": "INCLUDES", "value": 2}],
+                "calculations": [{"operator": "COUNT"}],
+                "group_bys": [{"key": "tags"}],
+            },
+            RunOptions(),
+        ),
+        # A key no event holds: no value, no match, one null group (and no read).
+        "typed_absent_key": (
+            {
+                "filters": [
+                    {"key": "nowhere", "operation": "!=", "value": 1},
+                    {"key": "nowhere", "operation": "DOES_NOT_EXIST"},
+                    {"key": "duration", "operation": ">", "value": 100},
+                ],
+                "filter_combination": "OR",
+                "calculations": [
+                    {"operator": "COUNT_DISTINCT", "key": "nowhere"},
+                    {"operator": "SUM", "key": "nowhere"},
+                ],
+                "group_bys": [{"key": "nowhere"}],
+            },
+            RunOptions(),
+        ),
+    }
+)

@@ -13,8 +13,16 @@ from pathlib import Path
 import pytest
 
 from limelight.query.compile import Plan, compile_run
+from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.spec import validate_fields
-from tests.unit.query.golden_cases import CASES, ENVIRONMENT, TABLE, TIMEFRAME, WORKSPACE
+from tests.unit.query.golden_cases import (
+    CASES,
+    ENVIRONMENT,
+    STORED,
+    TABLE,
+    TIMEFRAME,
+    WORKSPACE,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -28,6 +36,7 @@ def compile_case(name: str) -> Plan:
         table=TABLE,
         timeframe=TIMEFRAME,
         options=options,
+        stored=StoredTypes(STORED[name]) if name in STORED else UNKNOWN,
     )
 
 

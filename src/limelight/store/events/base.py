@@ -20,6 +20,21 @@ INSERT_COLUMNS = (
     "raw",
 )
 
+# How ClickHouse parses `raw` into the `data` JSON column on insert. Its defaults
+# store a string that looks like a date ("2024-05-01", "2024-05-01T10:00:00Z") as
+# a Date or DateTime, which string filters and groups then miss, and read
+# booleans in a mixed array as numbers: a value keeps the kind it was sent with.
+JSON_PARSE_SETTINGS: Mapping[str, int] = {
+    "input_format_try_infer_dates": 0,
+    "input_format_try_infer_datetimes": 0,
+    "input_format_json_read_bools_as_numbers": 0,
+}
+
+
+def settings_clause(settings: Mapping[str, int]) -> str:
+    """``k = v, ..`` for a SETTINGS clause (trusted names and integer values)."""
+    return ", ".join(f"{name} = {int(value):d}" for name, value in settings.items())
+
 
 @dataclass(frozen=True, slots=True)
 class Tenant:
@@ -67,6 +82,10 @@ class EventStore(Protocol):
     @property
     def table(self) -> str:
         """The fully qualified events table name."""
+
+    @property
+    def paths_table(self) -> str:
+        """The table of the types each JSON path is stored as (see ``paths``)."""
 
 
 def _tsv_field(value: str) -> bytes:

@@ -21,15 +21,18 @@ from typing import Any
 from limelight.errors import StoreError
 from limelight.store.events.base import (
     INSERT_COLUMNS,
+    JSON_PARSE_SETTINGS,
     EventRow,
     QueryResult,
     Tenant,
     decode_json_rows,
     encode_rows,
+    settings_clause,
 )
 from limelight.store.events.ddl import apply_ddl
 
 _COLUMNS = ", ".join(INSERT_COLUMNS)
+_INSERT_SETTINGS = settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS})
 
 # ClickHouse reads a bound parameter's text in its escaped (TabSeparated) form,
 # so a backslash, tab or newline in a value must be escaped to arrive intact.
@@ -57,6 +60,10 @@ class ChdbEventStore:
     def table(self) -> str:
         return f"{self._database}.events"
 
+    @property
+    def paths_table(self) -> str:
+        return f"{self._database}.event_paths"
+
     def start(self) -> None:
         from chdb import session  # imported here: loading the engine takes a moment
 
@@ -72,6 +79,10 @@ class ChdbEventStore:
                 raise StoreError(f"cannot open the events engine at {self._path}: {exc}") from exc
             for s in self._sessions:
                 self._idle.put(s)
+        self.migrate()
+
+    def migrate(self) -> None:
+        """Apply the DDL files newer than the recorded version."""
         apply_ddl(self._database, lambda sql: str(self._run(sql, "CSV")))
 
     def close(self) -> None:
@@ -109,7 +120,7 @@ class ChdbEventStore:
             return
         # Our batches are already large; a synchronous insert makes one part
         # and returns once it is written, which is the durability we promise.
-        sql = f"INSERT INTO {self.table} ({_COLUMNS}) SETTINGS async_insert=0 FORMAT TabSeparated\n"
+        sql = f"INSERT INTO {self.table} ({_COLUMNS}) SETTINGS {_INSERT_SETTINGS} FORMAT TSV\n"
         self._run(sql + encode_rows(tenant, rows).decode(), "CSV")
 
     def query(self, sql: str, params: Mapping[str, Any]) -> QueryResult:

@@ -12,6 +12,7 @@ from typing import Any
 from limelight.errors import StoreError
 from limelight.store.events.base import (
     INSERT_COLUMNS,
+    JSON_PARSE_SETTINGS,
     EventRow,
     QueryResult,
     Tenant,
@@ -30,6 +31,10 @@ class ServerEventStore:
     @property
     def table(self) -> str:
         return f"{self._database}.events"
+
+    @property
+    def paths_table(self) -> str:
+        return f"{self._database}.event_paths"
 
     def start(self) -> None:
         import clickhouse_connect
@@ -56,7 +61,7 @@ class ServerEventStore:
                 fmt="TabSeparated",
                 # Server-side batching of many small requests; wait so that an
                 # acknowledged request is on disk.
-                settings={"async_insert": 1, "wait_for_async_insert": 1},
+                settings={"async_insert": 1, "wait_for_async_insert": 1, **JSON_PARSE_SETTINGS},
             )
         except Exception as exc:
             raise StoreError(str(exc)) from exc
