@@ -44,9 +44,10 @@ import orjson
 from tests.support import launch
 
 from limelight.errors import StoreError
-from limelight.query.compile import RunOptions, Timeframe, compile_run, granularity_for
+from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run, granularity_for
+from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.spec import validate_fields
-from limelight.runs.execute import execute_plan
+from limelight.runs.execute import execute_plan, typed_plan
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
 from limelight.store.events.base import JSON_PARSE_SETTINGS, Tenant, settings_clause
@@ -358,16 +359,28 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
     buckets = -(-(size.to - size.frm) // step)
 
     def runner(q: Question, needle: str) -> Callable[[], None]:
-        plan = compile_run(
-            validate_fields(q.query_for(needle)),
-            workspace_id=size.tenant.workspace_id,
-            environment_id=size.tenant.environment_id,
-            table=store.table,
-            timeframe=timeframe,
-            options=RunOptions(limit=q.limit),
-        )
-        # As the runner does it (which statements, side by side or not, shaping), without HTTP.
-        return lambda: execute_plan(store, plan, limits, time.monotonic() + 60, beside)
+        fields = validate_fields(q.query_for(needle))
+
+        def compile_with(stored: StoredTypes) -> Plan:
+            return compile_run(
+                fields,
+                workspace_id=size.tenant.workspace_id,
+                environment_id=size.tenant.environment_id,
+                table=store.table,
+                timeframe=timeframe,
+                options=RunOptions(limit=q.limit),
+                stored=stored,
+            )
+
+        # As the runner does it (the stored types looked up, which statements, side by
+        # side or not, shaping), without HTTP.
+        def run() -> None:
+            plan = typed_plan(
+                store, size.tenant, fields, compile_with(UNKNOWN), compile_with, limits
+            )
+            execute_plan(store, plan, limits, time.monotonic() + 60, beside)
+
+        return run
 
     def written(sqls: tuple[str, ...], needle: str) -> Callable[[], None]:
         params = {
