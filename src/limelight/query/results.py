@@ -102,13 +102,52 @@ def _project(event: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+def newest_page(plan: Plan, newest: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The page cut from the rows of ``newest``, or None when they cannot tell it.
+
+    ``newest`` holds the first ``offset + limit + 1`` matches by time alone, in
+    any order among equal times. When the one beyond the page is older than the
+    page's last, every match at least as new as that one is among them, so
+    ordering them by (time, id) gives the exact page; when it is as new, a tie
+    may have left a match out, and the ``events`` statement must tell.
+    """
+    end = plan.offset + plan.limit
+    if len(newest) > end and int(newest[end]["_timestamp"]) >= int(newest[end - 1]["_timestamp"]):
+        return None
+    # The engine compares ids as bytes; UTF-8 keeps code point order, so str order agrees.
+    ordered = sorted(newest[:end], key=lambda r: (int(r["_timestamp"]), r["_id"]), reverse=True)
+    return ordered[plan.offset :]
+
+
+def events_rows(
+    plan: Plan, rows: Mapping[str, list[dict[str, Any]]]
+) -> tuple[list[dict[str, Any]] | None, int | None]:
+    """(the page's rows, the count when they tell it); the page None when the rows
+    at hand cannot tell it (``newest`` alone, with a tie at its end)."""
+    newest = rows.get("newest")
+    page = newest_page(plan, newest) if newest is not None else None
+    if newest is not None and page is not None:
+        return page, len(newest) if len(newest) <= plan.offset + plan.limit else None
+    if "events" not in rows:
+        return None, None
+    page = rows["events"]
+    # A page that is not full ends the matches (an empty one past the first tells nothing).
+    told = len(page) < plan.limit and (page or plan.offset == 0)
+    return page, plan.offset + len(page) if told else None
+
+
 def _shape_events(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    events = [to_event(r) for r in rows["events"]]
+    page, count = events_rows(plan, rows)
+    if page is None:
+        raise ValueError("the newest rows cannot tell the page and `events` was not run")
+    events = [to_event(r) for r in page]
     if plan.keys is not None:
         events = [_project(e, plan.keys) for e in events]
     count_rows = rows.get("count")
-    # Without a count statement (the page was not full) the matches end on this page.
-    count = int(count_rows[0]["count"]) if count_rows else plan.offset + len(events)
+    if count_rows:
+        count = int(count_rows[0]["count"])
+    if count is None:
+        raise ValueError("the page cannot tell the count and no count was run")
     return {"events": events, "count": count}
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from limelight.query.compile import RunOptions, Timeframe, compile_run
-from limelight.query.results import lookup, shape
+from limelight.query.results import events_rows, lookup, newest_page, shape
 from limelight.query.spec import validate_fields
 
 FRAME = Timeframe(from_ms=1_000_000, to_ms=1_000_000 + 10 * 60_000)
@@ -112,3 +112,47 @@ def test_lookup_finds_nested_and_dotted_keys() -> None:
     assert lookup(event, "x.y.z") == (True, 2)
     assert lookup(event, "n") == (True, None)
     assert lookup(event, "a.q") == (False, None)
+
+
+def _page_plan(limit: int, offset: int = 0) -> Any:
+    return compile_run(
+        validate_fields({}),
+        workspace_id="w",
+        environment_id="e",
+        table="t",
+        timeframe=FRAME,
+        options=RunOptions(limit=limit, offset=offset),
+    )
+
+
+def _rows(*pairs: tuple[int, str]) -> list[dict[str, Any]]:
+    return [{"_timestamp": t, "_id": i} for t, i in pairs]
+
+
+def test_the_newest_rows_give_the_page_in_time_then_id_order() -> None:
+    # In any order among equal times, as the engine reads them; one row beyond the page.
+    newest = _rows((9, "a"), (9, "c"), (8, "b"), (8, "z"), (7, "q"))
+    page = newest_page(_page_plan(limit=4), newest)
+    assert page == _rows((9, "c"), (9, "a"), (8, "z"), (8, "b"))
+    assert newest_page(_page_plan(limit=2, offset=2), newest) == _rows((8, "z"), (8, "b"))
+
+
+def test_a_tie_at_the_end_of_the_page_leaves_it_to_the_exact_statement() -> None:
+    # The row beyond the page is as new as the page's last: another event of that
+    # time may not have been read, and it could belong on the page.
+    newest = _rows((9, "a"), (8, "b"), (8, "c"))
+    assert newest_page(_page_plan(limit=2), newest) is None
+    assert events_rows(_page_plan(limit=2), {"newest": newest}) == (None, None)
+
+
+def test_the_count_is_told_by_the_rows_when_the_matches_end_on_the_page() -> None:
+    few = _rows((9, "a"), (8, "b"))
+    assert events_rows(_page_plan(limit=5), {"newest": few}) == (few, 2)
+    # Past the last match: an empty page, and still the count.
+    assert events_rows(_page_plan(limit=5, offset=10), {"newest": few}) == ([], 2)
+    full = _rows((9, "a"), (8, "b"), (7, "c"))
+    assert events_rows(_page_plan(limit=2), {"newest": full}) == (full[:2], None)
+    # The exact statement: a full page cannot tell, an empty page past the first neither.
+    assert events_rows(_page_plan(limit=2), {"events": full[:2]}) == (full[:2], None)
+    assert events_rows(_page_plan(limit=2, offset=4), {"events": []}) == ([], None)
+    assert events_rows(_page_plan(limit=5, offset=4), {"events": full}) == (full, 7)

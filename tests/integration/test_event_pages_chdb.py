@@ -1,0 +1,91 @@
+"""Event pages through the runner on chDB: in (time, id) order when many events share a time.
+
+The runner first reads a page by time alone and falls back to the exact statement
+when a tie at the page's end could hide an event; both must give the same pages.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+import pytest
+
+from limelight.query.compile import RunOptions, Timeframe, compile_run
+from limelight.query.spec import validate_fields
+from limelight.runs.execute import execute_plan
+from limelight.runs.limits import RunLimits
+from limelight.store.events.base import Tenant
+from tests import query_reference as ref
+
+TENANT = Tenant("ws_pages", "env_pages")
+T = 1_795_000_000_000
+FRAME = Timeframe(T - 60_000, T + 1)
+LIMITS = RunLimits(
+    max_timeframe_ms=86_400_000,
+    max_result_bytes=6 << 20,
+    max_run_seconds=10.0,
+    max_memory_bytes=2 << 30,
+    runs_per_minute=10_000,
+    threads=1,
+)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return ref.shared_chdb_store(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def records(store: Any) -> list[ref.Record]:
+    rnd = random.Random(5)
+    # 120 events at the newest time, 100 one millisecond older, 40 older still.
+    times = [T] * 120 + [T - 1] * 100 + [T - 2] * 40
+    rnd.shuffle(times)
+    events = [{"timestamp": t, "n": rnd.randrange(10)} for t in times]
+    return ref.store_events(store, TENANT, "pages", events)
+
+
+@pytest.fixture(scope="module")
+def beside() -> Iterator[ThreadPoolExecutor]:
+    with ThreadPoolExecutor(1) as pool:
+        yield pool
+
+
+PAGES = [
+    ({}, 100, 0),  # the page ends inside the newest time: the exact statement tells
+    ({}, 120, 0),  # ends with the newest time: read by time alone
+    ({}, 100, 100),
+    ({}, 100, 200),  # past the ties, and not full
+    ({}, 50, 300),  # past every event
+    ({"filters": [{"key": "n", "operation": ">", "value": 4}]}, 30, 40),
+    ({}, 1000, 0),  # too long to read by time first
+]
+
+
+@pytest.mark.parametrize(("query", "limit", "offset"), PAGES)
+def test_pages_follow_time_then_id_with_ties(
+    query: dict[str, Any],
+    limit: int,
+    offset: int,
+    store: Any,
+    records: Any,
+    beside: ThreadPoolExecutor,
+) -> None:
+    plan = compile_run(
+        validate_fields(query),
+        workspace_id=TENANT.workspace_id,
+        environment_id=TENANT.environment_id,
+        table=store.table,
+        timeframe=FRAME,
+        options=RunOptions(limit=limit, offset=offset),
+    )
+    data = orjson.loads(execute_plan(store, plan, LIMITS, time.monotonic() + 30, beside))
+    want = ref.events(records, query, FRAME.from_ms, FRAME.to_ms, plan.limit, plan.offset)
+    assert data["count"] == want["count"]
+    assert [e["_id"] for e in data["events"]] == [e["_id"] for e in want["events"]]
+    assert data["events"] == want["events"]
