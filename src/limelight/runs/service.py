@@ -82,6 +82,8 @@ class _LiveRun:
     error: str | None = None
     data: bytes | None = None
     watchers: list[Callable[[], None]] = field(default_factory=list)
+    recorded: threading.Event = field(default_factory=threading.Event)  # its record written
+    unrecorded: bool = False  # writing the record failed
 
     def view(self) -> RunView:
         run = {**self.info, "status": self.status}
@@ -145,13 +147,30 @@ class QueryRunService:
             if self._pending >= self.limits.threads * QUEUE_PER_THREAD:
                 raise Unavailable("too many query runs are waiting; try again shortly")
             self._pending += 1
+        live, record = self._new_run(tenant, request, plan)
         try:
-            live = self._record(tenant, request, plan)
             pool.submit(self._execute, live, request.fields, plan, compile_with)
+            # Let the worker hand its first statement to the engine (which releases
+            # the GIL) before the record's write below holds the GIL for a while.
+            time.sleep(0)
         except BaseException:
             with self._lock:
                 self._pending -= 1
+                self._live.pop(live.info["id"], None)
             raise
+        # The record is written while the run executes (a few milliseconds of a short
+        # run's wait), and always before the id is returned; the outcome's update
+        # waits for it (`_settle`).
+        try:
+            with self._meta.session(immediate=True) as s:
+                repo.add_run(s, record)
+        except BaseException:
+            with self._lock:
+                live.status, live.unrecorded = FAILED, True  # nobody can ask for it
+                self._live.pop(live.info["id"], None)
+            raise
+        finally:
+            live.recorded.set()
         return self._view(live)
 
     def _options(self, request: RunRequest) -> RunOptions:
@@ -166,8 +185,11 @@ class QueryRunService:
             max_memory_bytes=self.limits.max_memory_bytes,
         )
 
-    def _record(self, tenant: Tenant, request: RunRequest, plan: Plan) -> _LiveRun:
-        """Write the run's record; it shows the limit, offset and granularity in effect."""
+    def _new_run(
+        self, tenant: Tenant, request: RunRequest, plan: Plan
+    ) -> tuple[_LiveRun, QueryRun]:
+        """The live run (kept in memory) and its record, which shows the limit, offset and
+        granularity in effect."""
         run_id = new_id()
         info = {
             "id": run_id,
@@ -194,11 +216,9 @@ class QueryRunService:
         )
         # The time limit counts from creation: it is what the client waits for.
         live = _LiveRun(tenant, info, time.monotonic() + self.limits.max_run_seconds)
-        with self._meta.session(immediate=True) as s:
-            repo.add_run(s, record)
         with self._lock:
             self._live[run_id] = live
-        return live
+        return live, record
 
     # -- executing ------------------------------------------------------------------------
 
@@ -237,6 +257,9 @@ class QueryRunService:
             self._forget_old()
         for wake in watchers:
             wake()
+        live.recorded.wait()
+        if live.unrecorded:
+            return  # see `create`
         try:
             with self._meta.session(immediate=True) as s:
                 repo.finish_run(
