@@ -11,7 +11,8 @@ into the directory's metadata, and times the direct SQL. Then it closes the
 engine, starts a real ``limelight serve`` on the same directory and times the
 same questions through ``POST /v1/query_run`` + ``GET /v1/query_run/<id>?wait=``.
 
-Timings per question, medians of ``repeats`` warm runs:
+Timings per question, medians of ROUNDS x ``repeats`` warm runs (the direct paths and
+the API take turns, ROUNDS times):
 - api: wall time of ``POST /v1/query_run`` + ``GET /v1/query_run/<id>?wait=``
   until COMPLETED, over HTTP on loopback (the contract's two calls);
 - api 1rt: the same run created with ``POST /v1/query_run?wait=`` (one round trip);
@@ -64,6 +65,7 @@ NEEDLE = "zq8x-needle"
 NEEDLE_EVERY = 999_983  # a prime: about one event in a million holds the needle
 TARGET_SECONDS = 1.0
 TARGET_RATIO = 1.25
+ROUNDS = 2
 
 # One event per row, built by ClickHouse from hashes of the row number (about 0.45kb).
 # @name@ marks what is filled in before the statement runs ({name:Type} are parameters).
@@ -536,20 +538,25 @@ def run(ctx: BenchContext) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     sizes = _prepare(ctx, data_dir, counts)
 
-    store = ChdbEventStore(data_dir / "chdb")
-    store.start()
-    try:
-        for size in sizes:
-            _time_direct(store, size, repeats)
-    finally:
-        store.close()
-    ctx.log("  direct SQL timed; starting a server on the same data")
-
-    server = launch(data_dir / "server", {"LIMELIGHT_DATA_DIR": str(data_dir)})
-    try:
-        answers = {size.events: _time_api(server.url, size, repeats) for size in sizes}
-    finally:
-        server.stop()
+    # One engine per data directory: the direct paths (this process) and the API (a
+    # server process) take turns, ROUNDS times, so that a slower minute of this shared
+    # machine weighs on both sides alike.
+    answers: dict[int, dict[str, Any]] = {}
+    for round_no in range(1, ROUNDS + 1):
+        store = ChdbEventStore(data_dir / "chdb")
+        store.start()
+        try:
+            for size in sizes:
+                _time_direct(store, size, repeats)
+        finally:
+            store.close()
+        ctx.log(f"  round {round_no}/{ROUNDS}: direct SQL timed; starting a server on the data")
+        server = launch(data_dir / "server", {"LIMELIGHT_DATA_DIR": str(data_dir)})
+        try:
+            answers = {size.events: _time_api(server.url, size, repeats) for size in sizes}
+        finally:
+            server.stop()
+        ctx.log(f"  round {round_no}/{ROUNDS}: API timed")
     print(f"data: {data_dir} ({', '.join(f'{n:,}' for n in counts)} events over 7 days)")
-    print(f"medians of {repeats} warm runs\n")
+    print(f"medians of {ROUNDS} x {repeats} warm runs, direct and API in turns\n")
     _print(sizes, answers)
