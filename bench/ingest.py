@@ -8,7 +8,10 @@ and 1,000-event bodies) through two paths, in the same run:
 - direct: this process opens its own ``ChdbEventStore`` (same engine, same DDL)
   and inserts the same rows, already enriched, with the same concurrency.
 
-The ratio http/direct says what the API costs on top of the engine.
+The ratio http/direct says what the API costs on top of the engine. A third
+path, ``untyped``, inserts the same rows directly into a database of the same
+engine without the view that records each JSON path's stored types (DDL 0005):
+direct/untyped says what keeping those types costs ingest.
 """
 
 from __future__ import annotations
@@ -221,10 +224,21 @@ def run(ctx: BenchContext) -> None:
     direct_tenant = Tenant(ctx.tenant.workspace_id, ctx.tenant.environment_id)
     http = HttpPath(ctx.server.events_url, ctx.tenant.ingest_key, "bench")
 
+    untyped = ChdbEventStore(ctx.scratch("direct-chdb"), database="untyped")
+    untyped.start()
+    untyped.query("DROP VIEW untyped.event_paths_on_insert", {})
+
     def insert_direct(batch: Batch) -> None:
         direct.insert(direct_tenant, batch.rows)
 
-    paths: dict[str, Callable[[Batch], None]] = {"http": http.send, "direct": insert_direct}
+    def insert_untyped(batch: Batch) -> None:
+        untyped.insert(direct_tenant, batch.rows)
+
+    paths: dict[str, Callable[[Batch], None]] = {
+        "http": http.send,
+        "direct": insert_direct,
+        "untyped": insert_untyped,
+    }
     # Warm both paths (first parts, connection set-up) before timing.
     warm = make_batches(200, 100, "warmup")
     for send in paths.values():
@@ -232,6 +246,7 @@ def run(ctx: BenchContext) -> None:
 
     results: list[Measure] = []
     ratios: dict[str, float] = {}
+    typing_costs: dict[str, float] = {}
     try:
         for shape, per_batch in shapes.items():
             batches = make_batches(total, per_batch, "bench")
@@ -246,6 +261,7 @@ def run(ctx: BenchContext) -> None:
                     measures[mode].seconds.append(run_concurrently(batches, CLIENTS, paths[mode]))
             results += measures.values()
             ratios[shape] = measures["http"].events_per_s / measures["direct"].events_per_s
+            typing_costs[shape] = measures["direct"].events_per_s / measures["untyped"].events_per_s
             ctx.log(
                 f"  {shape}: {len(batches)} requests of about "
                 f"{megabytes / len(batches):.2f}MB, {CLIENTS} clients"
@@ -253,8 +269,11 @@ def run(ctx: BenchContext) -> None:
     finally:
         http.close()
         direct.close()
+        untyped.close()
     print()
     print_table(results)
     print()
     for shape, ratio in ratios.items():
         print(f"ratio http/direct, {shape} batches: {ratio:.2f}  (target >= 0.5)")
+    for shape, ratio in typing_costs.items():
+        print(f"ratio direct/untyped (recording path types), {shape} batches: {ratio:.2f}")

@@ -16,9 +16,12 @@ the API take turns, ROUNDS times):
 - api: wall time of ``POST /v1/query_run`` + ``GET /v1/query_run/<id>?wait=``
   until COMPLETED, over HTTP on loopback (the contract's two calls);
 - api 1rt: the same run created with ``POST /v1/query_run?wait=`` (one round trip);
-- runner: the runner's own work for that run without HTTP (``execute_plan``:
-  the compiler's statements as the runner runs them, and shaping the result);
+- runner: the runner's own work for that run without HTTP (the lookup of the
+  types its keys are stored as, ``execute_plan``: the compiler's statements as
+  the runner runs them, and shaping the result);
   what the API adds is the difference;
+- untyped: the runner reading every type a JSON value may be stored as, not
+  only the types the tenant's events hold (``keys.StoredTypes``), for scale;
 - hand: hand-written SQL giving the same answer as the API: the totals and the
   per-bucket series of a calculation, the page and (when the page is full) the
   count of an events query, written with what the writer knows of this data
@@ -360,7 +363,7 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
     step = granularity_for(timeframe, None)
     buckets = -(-(size.to - size.frm) // step)
 
-    def runner(q: Question, needle: str) -> Callable[[], None]:
+    def runner(q: Question, needle: str, typed: bool = True) -> Callable[[], None]:
         fields = validate_fields(q.query_for(needle))
 
         def compile_with(stored: StoredTypes) -> Plan:
@@ -377,9 +380,9 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
         # As the runner does it (the stored types looked up, which statements, side by
         # side or not, shaping), without HTTP.
         def run() -> None:
-            plan = typed_plan(
-                store, size.tenant, fields, compile_with(UNKNOWN), compile_with, limits
-            )
+            plan = compile_with(UNKNOWN)
+            if typed:
+                plan = typed_plan(store, size.tenant, fields, plan, compile_with, limits)
             execute_plan(store, plan, limits, time.monotonic() + 60, beside)
 
         return run
@@ -406,6 +409,7 @@ def _time_direct(store: ChdbEventStore, size: Size, repeats: int) -> None:
 
     paths: dict[str, Callable[[Question, str], Callable[[], None]]] = {
         "runner": runner,
+        "untyped": lambda q, needle: runner(q, needle, typed=False),
         "hand": lambda q, needle: written(q.hand, needle),
         "bare": lambda q, needle: written((q.bare,), needle),
     }
@@ -480,7 +484,7 @@ def _summary(question: str, data: dict[str, Any]) -> str:
     return f"{len(data['events'])} events of {data['count']:,}"
 
 
-PATHS = ("api", "api 1rt", "runner", "hand", "bare")
+PATHS = ("api", "api 1rt", "runner", "untyped", "hand", "bare")
 
 
 def _print(sizes: list[Size], answers: dict[int, dict[str, Any]]) -> None:
