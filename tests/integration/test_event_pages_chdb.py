@@ -19,20 +19,14 @@ from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.spec import validate_fields
 from limelight.runs.execute import execute_plan
 from limelight.runs.limits import RunLimits
+from limelight.settings import Settings
 from limelight.store.events.base import Tenant
 from tests import query_reference as ref
 
 TENANT = Tenant("ws_pages", "env_pages")
 T = 1_795_000_000_000
 FRAME = Timeframe(T - 60_000, T + 1)
-LIMITS = RunLimits(
-    max_timeframe_ms=86_400_000,
-    max_result_bytes=6 << 20,
-    max_run_seconds=10.0,
-    max_memory_bytes=2 << 30,
-    runs_per_minute=10_000,
-    threads=1,
-)
+LIMITS = RunLimits.from_settings(Settings())  # the defaults
 
 
 @pytest.fixture(scope="module")

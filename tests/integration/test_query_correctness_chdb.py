@@ -19,6 +19,7 @@ from limelight.query.results import shape
 from limelight.query.spec import validate_fields
 from limelight.runs.execute import typed_plan
 from limelight.runs.limits import RunLimits
+from limelight.settings import Settings
 from limelight.store.events.base import Tenant
 from tests import query_reference as ref
 
@@ -28,14 +29,7 @@ SPAN_MS = 2 * 3600_000
 NOW_MS = (int(time.time() * 1000) // 60_000) * 60_000
 FULL = Timeframe(NOW_MS - SPAN_MS, NOW_MS + 1)
 LAST_HOUR = Timeframe(NOW_MS - 3600_000, NOW_MS)
-LIMITS = RunLimits(
-    max_timeframe_ms=SPAN_MS,
-    max_result_bytes=6 << 20,
-    max_run_seconds=10.0,
-    max_memory_bytes=2 << 30,
-    runs_per_minute=10_000,
-    threads=1,
-)
+LIMITS = RunLimits.from_settings(Settings())  # the defaults
 
 OPERATIONS: list[tuple[str, Any]] = [
     ("=", "api"),
