@@ -64,3 +64,11 @@ def test_events_stored_before_the_view_are_backfilled_by_the_migration(store: An
     assert stored_types(store, tenant, ["legacy"]) == {"legacy": {"Float64"}}
     _store(store, tenant, [{"legacy": "text"}])  # and the view is back
     assert stored_types(store, tenant, ["legacy"]) == {"legacy": {"Float64", "String"}}
+
+
+def test_paths_beyond_the_columns_own_are_listed_too(store: Any) -> None:
+    """The JSON column keeps 256 paths as columns of their own, the rest together."""
+    tenant = Tenant("ws_paths4", "env_a")
+    _store(store, tenant, [{f"k{i}": i for i in range(300)}])
+
+    assert stored_types(store, tenant, ["k0", "k299"]) == {"k0": {"Int64"}, "k299": {"Int64"}}
