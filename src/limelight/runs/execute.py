@@ -52,7 +52,7 @@ def typed_plan(
     if not keys:
         return untyped
     try:
-        held = stored_types(store, tenant, keys)
+        held = stored_types(store, tenant, keys, limits.max_run_seconds)
     except StoreError as exc:
         raise RunFailed(store_failure_message(str(exc), limits)) from exc
     return compile_with(StoredTypes(held))

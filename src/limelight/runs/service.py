@@ -48,6 +48,9 @@ QUEUE_PER_THREAD = 64
 # A STARTED record of no live run (another process, or a restart) is failed after its
 # limit plus this margin.
 ORPHAN_MARGIN_SECONDS = 5.0
+# How long a settled run's worker waits for `create` to write the run's record (SQLite
+# waits up to 30 s for a lock) before it gives up recording the outcome.
+RECORD_WAIT_SECONDS = 60.0
 RETENTION = timedelta(days=1)
 PURGE_EVERY = 500
 
@@ -147,17 +150,19 @@ class QueryRunService:
             if self._pending >= self.limits.threads * QUEUE_PER_THREAD:
                 raise Unavailable("too many query runs are waiting; try again shortly")
             self._pending += 1
-        live, record = self._new_run(tenant, request, plan)
+        live: _LiveRun | None = None
         try:
+            live, record = self._new_run(tenant, request, plan)
             pool.submit(self._execute, live, request.fields, plan, compile_with)
-            # Let the worker hand its first statement to the engine (which releases
-            # the GIL) before the record's write below holds the GIL for a while.
-            time.sleep(0)
         except BaseException:
             with self._lock:
                 self._pending -= 1
-                self._live.pop(live.info["id"], None)
+                if live is not None:
+                    self._live.pop(live.info["id"], None)
             raise
+        # Let the worker hand its first statement to the engine (which releases the
+        # GIL) before the record's write below holds the GIL for a while.
+        time.sleep(0)
         # The record is written while the run executes (a few milliseconds of a short
         # run's wait), and always before the id is returned; the outcome's update
         # waits for it (`_settle`).
@@ -167,7 +172,8 @@ class QueryRunService:
         except BaseException:
             with self._lock:
                 live.status, live.unrecorded = FAILED, True  # nobody can ask for it
-                self._live.pop(live.info["id"], None)
+                if self._live.pop(live.info["id"], None) is not None:
+                    self._kept_bytes -= len(live.data or b"")
             raise
         finally:
             live.recorded.set()
@@ -257,7 +263,9 @@ class QueryRunService:
             self._forget_old()
         for wake in watchers:
             wake()
-        live.recorded.wait()
+        if not live.recorded.wait(RECORD_WAIT_SECONDS):
+            log.error("query run %s: its record was not written in time", live.info["id"])
+            return
         if live.unrecorded:
             return  # see `create`
         try:

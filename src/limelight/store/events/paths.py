@@ -8,7 +8,7 @@ from limelight.store.events.base import EventStore, Tenant
 
 
 def stored_types(
-    store: EventStore, tenant: Tenant, paths: Sequence[str]
+    store: EventStore, tenant: Tenant, paths: Sequence[str], max_seconds: float = 10.0
 ) -> dict[str, frozenset[str]]:
     """Per path asked for, the types its values are stored as; a path no event holds is left out."""
     if not paths:
@@ -22,5 +22,6 @@ def stored_types(
         f"SELECT path, groupUniqArray(type) AS types FROM {store.paths_table}"
         " WHERE workspace_id = {ws:String} AND environment_id = {env:String}"
         f" AND path IN ({', '.join(names)}) GROUP BY path"
+        f" SETTINGS max_execution_time = {float(max_seconds):g}"
     )
     return {row["path"]: frozenset(row["types"]) for row in store.query(sql, params).rows}
