@@ -39,16 +39,13 @@ def resolve_api_key(db: MetaDB, value: str | None) -> KeyContext | None:
         return None  # an OAuth token or anything else is never an API key
     digest = hash_secret(value)
     with db.session() as s:
-        found = active_key_by_hash(s, digest)
-        if found is None:
-            return None
-        key, env = found
-        if not same_hash(key.key_hash, digest):
-            return None
-        return KeyContext(
-            key_id=key.id,
-            kind=key.kind,
-            tenant=Tenant(env.workspace_id, env.id),
-            user_id=key.user_id,
-            redact_secrets=env.redact_secrets,
-        )
+        grant = active_key_by_hash(s, digest)
+    if grant is None or not same_hash(grant.key_hash, digest):
+        return None
+    return KeyContext(
+        key_id=grant.key_id,
+        kind=grant.kind,
+        tenant=Tenant(grant.workspace_id, grant.environment_id),
+        user_id=grant.user_id,
+        redact_secrets=grant.redact_secrets,
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from limelight.auth.secrets import SecretKind, display, hash_secret, new_secret
@@ -125,10 +125,36 @@ def revoke_key(s: Session, key_id: str) -> ApiKey:
     return key
 
 
-def active_key_by_hash(s: Session, key_hash: str) -> tuple[ApiKey, Environment] | None:
-    row = s.execute(
-        select(ApiKey, Environment)
-        .join(Environment, Environment.id == ApiKey.environment_id)
-        .where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
-    ).first()
-    return (row[0], row[1]) if row else None
+@dataclass(frozen=True, slots=True)
+class KeyGrant:
+    """What an active API key grants: the columns every authenticated request needs."""
+
+    key_id: str
+    kind: str
+    key_hash: str
+    user_id: str | None
+    workspace_id: str
+    environment_id: str
+    redact_secrets: bool
+
+
+# Built once: this runs on every authenticated request, where building the statement
+# (and ORM objects for its rows) took longer than the lookup itself.
+_ACTIVE_KEY = (
+    select(
+        ApiKey.id,
+        ApiKey.kind,
+        ApiKey.key_hash,
+        ApiKey.user_id,
+        Environment.workspace_id,
+        Environment.id,
+        Environment.redact_secrets,
+    )
+    .join(Environment, Environment.id == ApiKey.environment_id)
+    .where(ApiKey.key_hash == bindparam("key_hash"), ApiKey.revoked_at.is_(None))
+)
+
+
+def active_key_by_hash(s: Session, key_hash: str) -> KeyGrant | None:
+    row = s.execute(_ACTIVE_KEY, {"key_hash": key_hash}).first()
+    return KeyGrant(*row) if row else None
