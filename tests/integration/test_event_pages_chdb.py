@@ -1,7 +1,8 @@
 """Event pages through the runner on chDB: in (time, id) order when many events share a time.
 
-The runner first reads a page by time alone and falls back to the exact statement
-when a tie at the page's end could hide an event; both must give the same pages.
+The runner first reads a page by time alone (over a long timeframe, first in its
+last hour) and falls back to the exact statement when a tie at the page's end
+could hide an event; all must give the same pages.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ from tests import query_reference as ref
 
 TENANT = Tenant("ws_pages", "env_pages")
 T = 1_795_000_000_000
-FRAME = Timeframe(T - 60_000, T + 1)
+HOUR = 3_600_000
+FRAMES = {
+    "a minute": Timeframe(T - 60_000, T + 1),
+    # `recent` (the last hour) holds the 260 newest; the 30 older need `newest`.
+    "four hours": Timeframe(T - 4 * HOUR, T + 1),
+}
 LIMITS = RunLimits.from_settings(Settings())  # the defaults
 
 
@@ -39,6 +45,7 @@ def records(store: Any) -> list[ref.Record]:
     rnd = random.Random(5)
     # 120 events at the newest time, 100 one millisecond older, 40 older still.
     times = [T] * 120 + [T - 1] * 100 + [T - 2] * 40
+    times += [T - 2 * HOUR] * 10 + [T - 3 * HOUR + n for n in range(20)]
     rnd.shuffle(times)
     events = [{"timestamp": t, "n": rnd.randrange(10)} for t in times]
     return ref.store_events(store, TENANT, "pages", events)
@@ -55,14 +62,17 @@ PAGES = [
     ({}, 120, 0),  # ends with the newest time: read by time alone
     ({}, 100, 100),
     ({}, 100, 200),  # past the ties, and not full
-    ({}, 50, 300),  # past every event
+    ({}, 30, 250),  # the last hour holds too few: the whole timeframe tells
+    ({}, 50, 300),  # past every event of the last hour
     ({"filters": [{"key": "n", "operation": ">", "value": 4}]}, 30, 40),
     ({}, 1000, 0),  # too long to read by time first
 ]
 
 
+@pytest.mark.parametrize("frame", sorted(FRAMES))
 @pytest.mark.parametrize(("query", "limit", "offset"), PAGES)
 def test_pages_follow_time_then_id_with_ties(
+    frame: str,
     query: dict[str, Any],
     limit: int,
     offset: int,
@@ -75,11 +85,12 @@ def test_pages_follow_time_then_id_with_ties(
         workspace_id=TENANT.workspace_id,
         environment_id=TENANT.environment_id,
         table=store.table,
-        timeframe=FRAME,
+        timeframe=FRAMES[frame],
         options=RunOptions(limit=limit, offset=offset),
     )
     data = orjson.loads(execute_plan(store, plan, LIMITS, time.monotonic() + 30, beside))
-    want = ref.events(records, query, FRAME.from_ms, FRAME.to_ms, plan.limit, plan.offset)
+    frm, to = FRAMES[frame].from_ms, FRAMES[frame].to_ms
+    want = ref.events(records, query, frm, to, plan.limit, plan.offset)
     assert data["count"] == want["count"]
     assert [e["_id"] for e in data["events"]] == [e["_id"] for e in want["events"]]
     assert data["events"] == want["events"]

@@ -10,7 +10,7 @@ import pytest
 from limelight.query.results import shape
 from limelight.store.events.base import Tenant
 from tests import query_reference as ref
-from tests.unit.query.golden_cases import CASES, ENVIRONMENT, TIMEFRAME, WORKSPACE
+from tests.unit.query.golden_cases import CASES, ENVIRONMENT, TIMEFRAME, WORKSPACE, timeframe_of
 from tests.unit.query.test_golden import compile_case
 
 
@@ -40,7 +40,7 @@ def test_golden_case_answers_like_the_reference(
     plan = compile_case(name)
     rows = {n: query_store.query(s.sql, s.params).rows for n, s in plan.statements.items()}
     data = shape(plan, rows)
-    frm, to = TIMEFRAME.from_ms, TIMEFRAME.to_ms
+    frm, to = timeframe_of(name).from_ms, timeframe_of(name).to_ms
     if plan.kind == "events":
         expected = ref.events(golden_records, query, frm, to, plan.limit, plan.offset)
         assert data["count"] == expected["count"]
@@ -53,9 +53,12 @@ def test_golden_case_answers_like_the_reference(
 
 def test_golden_cases_select_something(query_store: Any, golden_records: list[ref.Record]) -> None:
     """A case that selects nothing would compare empty with empty and prove little."""
-    frm, to = TIMEFRAME.from_ms, TIMEFRAME.to_ms
     empty = [
-        name for name, (query, _) in CASES.items() if not ref.select(golden_records, query, frm, to)
+        name
+        for name, (query, _) in CASES.items()
+        if not ref.select(
+            golden_records, query, timeframe_of(name).from_ms, timeframe_of(name).to_ms
+        )
     ]
     assert empty == []
 

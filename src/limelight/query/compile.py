@@ -11,10 +11,12 @@ row per group (``_total`` = 1) and one row per time bucket and group
 arrays when the groups have few values, else by grouping sets. With an offset
 (paging) it is two statements, ``aggregates`` and ``series``, since only the
 totals skip the offset. A run without calculations compiles to ``newest`` (the
-page by time alone, see ``_compile_events``), ``events`` (the exact page,
-newest first by time and id) and ``count``; the runner executes ``events``
-only when ``newest`` cannot tell the page and ``count`` only when the page
-cannot tell the count.
+page by time alone, see ``_compile_events``), when it has no filters also to
+``recent`` (the same over the timeframe's last hour), ``events`` (the exact
+page, newest first by time and id) and ``count``; the runner executes
+``newest`` only when ``recent`` holds too few events, ``events`` only when
+``newest`` cannot tell the page and ``count`` only when the page cannot tell
+the count.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ TARGET_BUCKETS = 60
 MAX_SERIES_ROWS = 100_000
 # Event pages ending within this many events are first read by time alone (`newest`).
 NEWEST_MAX_ROWS = 1_000
+# An unfiltered page is first looked for in this last stretch of the timeframe (`recent`).
+RECENT_WINDOW_MS = 3_600_000
 # Steps a default granularity is rounded up to, so buckets fall on readable times.
 NICE_STEPS_MS = tuple(
     s * 1000
@@ -543,21 +547,32 @@ def _compile_events(
     limit = _limit(fields, options)
     offset = _clamp(options.offset, 0, MAX_OFFSET)
     statements: dict[str, CompiledQuery] = {}
+    unfiltered = not fields.filters and fields.needle is None
     if offset + limit < NEWEST_MAX_ROWS:
         # The page by time alone, which the engine reads in key order and stops early,
         # and one event more: ``results.newest_page`` orders it by (time, id) and tells
         # when a tie at its end could hide events, and only then is `events` run.
         # Newest 100 of 10M events: 0.017 s against 0.022 s for `events`.
-        params = Params()
-        cond = where.render(params, timeframe)
-        statements["newest"] = CompiledQuery(
-            f"SELECT {EVENT_COLUMNS} FROM {table} WHERE {cond} ORDER BY timestamp DESC"
-            f" LIMIT {params.add(offset + limit + 1, 'UInt32')}{_settings(options)}",
-            params.values,
-        )
+        def newest(frame: Timeframe) -> CompiledQuery:
+            params = Params()
+            cond = where.render(params, frame)
+            return CompiledQuery(
+                f"SELECT {EVENT_COLUMNS} FROM {table} WHERE {cond} ORDER BY timestamp DESC"
+                f" LIMIT {params.add(offset + limit + 1, 'UInt32')}{_settings(options)}",
+                params.values,
+            )
+
+        recent_from = timeframe.to_ms - RECENT_WINDOW_MS
+        if unfiltered and recent_from > timeframe.from_ms:
+            # Every event of the namespaces matches, so the last hour usually holds the
+            # page: `recent` reads that hour alone (the engine skips the other days'
+            # parts), and `newest` runs only when it holds too few events to tell the
+            # page. Newest 100 of 10M events over 7 days: 0.007 s against 0.012 s.
+            statements["recent"] = newest(Timeframe(recent_from, timeframe.to_ms))
+        statements["newest"] = newest(timeframe)
     params = Params()
     cond = where.render(params, timeframe)
-    if not fields.filters and fields.needle is None:
+    if unfiltered:
         # Sorting by (timestamp, id) keeps the engine from reading in key order; so
         # first find the times of the page's events in key order (by timestamp
         # alone), then sort only the events at those times, which the primary key
@@ -588,7 +603,7 @@ def _compile_events(
         keys=tuple(k.key for k in fields.keys) if fields.keys else None,
         limit=limit,
         offset=offset,
-        cheap_count=not fields.filters and fields.needle is None,
+        cheap_count=unfiltered,
     )
 
 

@@ -119,12 +119,28 @@ def newest_page(plan: Plan, newest: list[dict[str, Any]]) -> list[dict[str, Any]
     return ordered[plan.offset :]
 
 
+def newest_rows(
+    plan: Plan, rows: Mapping[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]] | None:
+    """The first ``offset + limit + 1`` matches by time alone (fewer when there are
+    no more), or None when the rows at hand do not hold them.
+
+    ``recent`` (the timeframe's last stretch) holds them when it is full: every
+    match outside it is older than all of its rows.
+    """
+    recent = rows.get("recent")
+    if recent is not None and len(recent) > plan.offset + plan.limit:
+        return recent
+    return rows.get("newest")
+
+
 def events_rows(
     plan: Plan, rows: Mapping[str, list[dict[str, Any]]]
 ) -> tuple[list[dict[str, Any]] | None, int | None]:
     """(the page's rows, the count when they tell it); the page None when the rows
-    at hand cannot tell it (``newest`` alone, with a tie at its end)."""
-    newest = rows.get("newest")
+    at hand cannot tell it (``recent`` with too few events, or ``newest`` alone with
+    a tie at its end)."""
+    newest = newest_rows(plan, rows)
     page = newest_page(plan, newest) if newest is not None else None
     if newest is not None and page is not None:
         return page, len(newest) if len(newest) <= plan.offset + plan.limit else None

@@ -16,6 +16,7 @@ ENVIRONMENT = "env_golden"
 TABLE = "limelight.events"
 # A fixed hour; the chDB test stores its events inside it.
 TIMEFRAME = Timeframe(from_ms=1_795_000_000_000, to_ms=1_795_003_600_000)
+HOUR_MS = 3_600_000
 
 
 def _filter(op: str, key: str = "duration", value: Any = None) -> dict[str, Any]:
@@ -238,3 +239,25 @@ CASES.update(
         ),
     }
 )
+
+# Cases over another timeframe than TIMEFRAME (which the events fall inside).
+TIMEFRAMES: dict[str, Timeframe] = {
+    # Longer than an hour: the page is looked for in the last hour first (`recent`),
+    # which holds it here, and then over the whole timeframe.
+    "events_recent_hour_first": Timeframe(TIMEFRAME.from_ms - HOUR_MS, TIMEFRAME.to_ms),
+    # The last hour ends long after the events: it holds few of them, `newest` tells.
+    "events_recent_hour_short": Timeframe(TIMEFRAME.from_ms, TIMEFRAME.to_ms + HOUR_MS - 10_000),
+}
+CASES.update(
+    {
+        "events_recent_hour_first": (
+            {"namespaces": [{"type": "dataset", "value": "golden-a"}]},
+            RunOptions(limit=20),
+        ),
+        "events_recent_hour_short": ({}, RunOptions(limit=20, offset=5)),
+    }
+)
+
+
+def timeframe_of(name: str) -> Timeframe:
+    return TIMEFRAMES.get(name, TIMEFRAME)

@@ -20,8 +20,8 @@ from tests.unit.query.golden_cases import (
     ENVIRONMENT,
     STORED,
     TABLE,
-    TIMEFRAME,
     WORKSPACE,
+    timeframe_of,
 )
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -34,7 +34,7 @@ def compile_case(name: str) -> Plan:
         workspace_id=WORKSPACE,
         environment_id=ENVIRONMENT,
         table=TABLE,
-        timeframe=TIMEFRAME,
+        timeframe=timeframe_of(name),
         options=options,
         stored=StoredTypes(STORED[name]) if name in STORED else UNKNOWN,
     )

@@ -156,3 +156,15 @@ def test_the_count_is_told_by_the_rows_when_the_matches_end_on_the_page() -> Non
     assert events_rows(_page_plan(limit=2), {"events": full[:2]}) == (full[:2], None)
     assert events_rows(_page_plan(limit=2, offset=4), {"events": []}) == ([], None)
     assert events_rows(_page_plan(limit=5, offset=4), {"events": full}) == (full, 7)
+
+
+def test_the_last_hour_tells_the_page_only_when_it_holds_one_event_beyond_it() -> None:
+    recent = _rows((9, "a"), (8, "b"), (7, "c"))
+    newest = _rows((9, "a"), (8, "b"), (7, "c"), (3, "d"))
+    # Full: every event outside it is older than all of its events.
+    assert events_rows(_page_plan(limit=2), {"recent": recent}) == (recent[:2], None)
+    # Too short: the whole timeframe must tell, and until it has, nothing is told.
+    assert events_rows(_page_plan(limit=3), {"recent": recent}) == (None, None)
+    both = {"recent": recent, "newest": newest}
+    assert events_rows(_page_plan(limit=3), both) == (newest[:3], None)
+    assert events_rows(_page_plan(limit=4), both) == (newest, 4)
