@@ -17,6 +17,7 @@ Semantics (the README quotes the table in ``limelight/query/__init__.py``):
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
@@ -422,6 +423,11 @@ def events(
 
 
 # ---------------------------------------------------------------- storing and comparing
+
+
+def as_sent(data: Any) -> Any:
+    """A run's shaped data as a client reads it (events are JSON text until encoded)."""
+    return json.loads(orjson.dumps(data))
 
 
 def store_events(

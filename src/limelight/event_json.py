@@ -72,10 +72,46 @@ def load_event_json(raw: bytes | str) -> Any:
     return orjson.loads(text)
 
 
+def _system_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        name: int(row[name]) if name == "_timestamp" else row[name]
+        for name in SYSTEM_FIELDS
+        if name in row
+    }
+
+
 def to_event(row: Mapping[str, Any]) -> dict[str, Any]:
     """The event as sent, with the system fields added (they win over same-named keys)."""
     event: dict[str, Any] = load_event_json(row["raw"])
-    for name in SYSTEM_FIELDS:
-        if name in row:
-            event[name] = int(row[name]) if name == "_timestamp" else row[name]
+    event.update(_system_fields(row))
     return event
+
+
+def exact_json(value: Any) -> orjson.Fragment:
+    """``value`` as JSON, integers beyond 64 bits exact (orjson refuses them)."""
+    return orjson.Fragment(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+# A stored text is written by the ingest's serialiser, so a key appears as its plain
+# quoted name; a text without these holds no key that a system field would replace.
+_SYSTEM_KEYS = tuple(f'"{name}"'.encode() for name in SYSTEM_FIELDS)
+
+
+def event_json(row: Mapping[str, Any]) -> orjson.Fragment:
+    """``to_event`` as JSON text: the stored text with the system fields added to it.
+
+    Not parsed and encoded again: that was most of the time spent turning a page
+    of events into the answer, and the stored text keeps integers beyond 64 bits
+    exact, which orjson cannot encode. A text holding a key named like a system
+    field takes ``to_event``, since the system field replaces that key.
+    """
+    raw = row["raw"]
+    text = raw.encode() if isinstance(raw, str) else raw
+    if b'"_' in text and any(key in text for key in _SYSTEM_KEYS):
+        return exact_json(to_event(row))
+    body = text.rstrip()
+    if not body.endswith(b"}"):
+        raise ValueError("a stored event is not a JSON object")
+    system = orjson.dumps(_system_fields(row))  # b'{"_timestamp":...}'
+    empty = body[1:-1].strip() == b""
+    return orjson.Fragment(body[:-1] + (b"" if empty else b",") + system[1:])

@@ -7,6 +7,7 @@ could hide an event; all must give the same pages.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Iterator
@@ -16,6 +17,8 @@ from typing import Any
 import orjson
 import pytest
 
+from limelight.ingest.batch import dumps
+from limelight.ingest.service import Origin, build_rows
 from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.spec import validate_fields
 from limelight.runs.execute import execute_plan
@@ -94,3 +97,27 @@ def test_pages_follow_time_then_id_with_ties(
     assert data["count"] == want["count"]
     assert [e["_id"] for e in data["events"]] == [e["_id"] for e in want["events"]]
     assert data["events"] == want["events"]
+
+
+def test_a_page_keeps_integers_beyond_64_bits_exact(store: Any, beside: ThreadPoolExecutor) -> None:
+    tenant = Tenant("ws_pages", "env_big")
+    event = {"timestamp": T, "id": 2**70, "user": {"n": -(2**63) - 5}, "small": 1}
+    rows = build_rows(
+        Origin(tenant, "big"), [(event, dumps(event, True))], may_hold_secrets=False, exact=True
+    )
+    store.insert(tenant, rows)
+    for query, want in [
+        ({}, {**event, "_id": rows[0].id}),
+        ({"keys": [{"key": "id"}, {"key": "user.n"}]}, {"id": 2**70, "user.n": -(2**63) - 5}),
+    ]:
+        plan = compile_run(
+            validate_fields(query),
+            workspace_id=tenant.workspace_id,
+            environment_id=tenant.environment_id,
+            table=store.table,
+            timeframe=FRAMES["a minute"],
+            options=RunOptions(),
+        )
+        data = json.loads(execute_plan(store, plan, LIMITS, time.monotonic() + 30, beside))
+        assert data["count"] == 1
+        assert {k: v for k, v in data["events"][0].items() if k in want} == want

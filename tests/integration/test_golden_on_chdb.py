@@ -39,7 +39,7 @@ def test_golden_case_answers_like_the_reference(
     query, _ = CASES[name]
     plan = compile_case(name)
     rows = {n: query_store.query(s.sql, s.params).rows for n, s in plan.statements.items()}
-    data = shape(plan, rows)
+    data = ref.as_sent(shape(plan, rows))
     frm, to = timeframe_of(name).from_ms, timeframe_of(name).to_ms
     if plan.kind == "events":
         expected = ref.events(golden_records, query, frm, to, plan.limit, plan.offset)

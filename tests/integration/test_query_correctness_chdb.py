@@ -312,7 +312,7 @@ def run(
     if typed:
         plan = typed_plan(store, TENANT, fields, plan, compile_with, LIMITS)
     rows = {name: store.query(s.sql, s.params).rows for name, s in plan.statements.items()}
-    return plan, shape(plan, rows)
+    return plan, ref.as_sent(shape(plan, rows))
 
 
 @pytest.mark.parametrize(("title", "query", "options"), QUERIES, ids=[q[0] for q in QUERIES])

@@ -3,6 +3,8 @@
 Series times are unix milliseconds (the start of each bucket); every bucket of
 the timeframe is present, with an empty ``data`` list when nothing fell in it.
 Numbers that are not finite (the sample variance of one value) become null.
+Whole events are JSON text already (``orjson.Fragment``, see
+``event_json.event_json``): encode the data with orjson.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from typing import Any
 
 import orjson
 
-from limelight.event_json import SYSTEM_FIELDS, to_event
+from limelight.event_json import (
+    SYSTEM_FIELDS,
+    event_json,
+    exact_json,
+    has_big_integer,
+    to_event,
+)
 from limelight.query.compile import Plan
 
 
@@ -102,6 +110,15 @@ def _project(event: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+def _picked(row: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    """The keys asked for of a row's event; as exact JSON when it holds a big integer."""
+    picked = _project(to_event(row), keys)
+    raw = row["raw"]
+    if has_big_integer(raw.encode() if isinstance(raw, str) else raw):
+        return exact_json(picked)
+    return picked
+
+
 def newest_page(plan: Plan, newest: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """The page cut from the rows of ``newest``, or None when they cannot tell it.
 
@@ -156,9 +173,11 @@ def _shape_events(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[
     page, count = events_rows(plan, rows)
     if page is None:
         raise ValueError("the newest rows cannot tell the page and `events` was not run")
-    events = [to_event(r) for r in page]
-    if plan.keys is not None:
-        events = [_project(e, plan.keys) for e in events]
+    events: list[Any]
+    if plan.keys is None:
+        events = [event_json(r) for r in page]
+    else:
+        events = [_picked(r, plan.keys) for r in page]
     count_rows = rows.get("count")
     if count_rows:
         count = int(count_rows[0]["count"])

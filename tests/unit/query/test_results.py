@@ -9,6 +9,7 @@ import orjson
 from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.results import events_rows, lookup, newest_page, shape
 from limelight.query.spec import validate_fields
+from tests.query_reference import as_sent
 
 FRAME = Timeframe(from_ms=1_000_000, to_ms=1_000_000 + 10 * 60_000)
 
@@ -78,7 +79,7 @@ def test_events_are_whole_with_system_fields_or_only_the_keys_asked() -> None:
         timeframe=FRAME,
         options=RunOptions(),
     )
-    data = shape(whole, {"events": [row], "count": [{"count": 41}]})
+    data = as_sent(shape(whole, {"events": [row], "count": [{"count": 41}]}))
     assert data == {
         "events": [
             {
@@ -101,7 +102,7 @@ def test_events_are_whole_with_system_fields_or_only_the_keys_asked() -> None:
         timeframe=FRAME,
         options=RunOptions(),
     )
-    assert shape(picked, {"events": [row], "count": [{"count": 1}]})["events"] == [
+    assert as_sent(shape(picked, {"events": [row], "count": [{"count": 1}]}))["events"] == [
         {"a.b": 1, "c.d": 2, "_id": "x1"}
     ]
 
