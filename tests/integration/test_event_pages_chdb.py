@@ -99,6 +99,51 @@ def test_pages_follow_time_then_id_with_ties(
     assert data["events"] == want["events"]
 
 
+class _Recording:
+    """The store, noting which statements ran."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.table = store.table
+        self.ran: list[tuple[str, dict[str, Any]]] = []
+
+    def query(self, sql: str, params: dict[str, Any]) -> Any:
+        self.ran.append((sql, params))
+        return self.store.query(sql, params)
+
+
+@pytest.mark.parametrize(
+    ("frame", "limit", "offset", "statements"),
+    [
+        ("four hours", 120, 0, {"recent", "count"}),  # the last hour tells the page
+        ("four hours", 30, 250, {"recent", "newest", "count"}),  # it holds too few
+        ("four hours", 100, 0, {"recent", "events", "count"}),  # a tie at the page's end
+        ("a minute", 120, 0, {"newest", "count"}),  # no last hour to look in first
+    ],
+)
+def test_the_last_hour_is_read_first_and_alone_when_it_holds_the_page(
+    frame: str,
+    limit: int,
+    offset: int,
+    statements: set[str],
+    store: Any,
+    records: Any,
+    beside: ThreadPoolExecutor,
+) -> None:
+    recording = _Recording(store)
+    plan = compile_run(
+        validate_fields({}),
+        workspace_id=TENANT.workspace_id,
+        environment_id=TENANT.environment_id,
+        table=store.table,
+        timeframe=FRAMES[frame],
+        options=RunOptions(limit=limit, offset=offset),
+    )
+    execute_plan(recording, plan, LIMITS, time.monotonic() + 30, beside)
+    by_text = {(st.sql, str(st.params)): name for name, st in plan.statements.items()}
+    assert {by_text[(sql, str(params))] for sql, params in recording.ran} == statements
+
+
 def test_a_page_keeps_integers_beyond_64_bits_exact(store: Any, beside: ThreadPoolExecutor) -> None:
     tenant = Tenant("ws_pages", "env_big")
     event = {"timestamp": T, "id": 2**70, "user": {"n": -(2**63) - 5}, "small": 1}

@@ -11,12 +11,12 @@ row per group (``_total`` = 1) and one row per time bucket and group
 arrays when the groups have few values, else by grouping sets. With an offset
 (paging) it is two statements, ``aggregates`` and ``series``, since only the
 totals skip the offset. A run without calculations compiles to ``newest`` (the
-page by time alone, see ``_compile_events``), when it has no filters also to
-``recent`` (the same over the timeframe's last hour), ``events`` (the exact
-page, newest first by time and id) and ``count``; the runner executes
-``newest`` only when ``recent`` holds too few events, ``events`` only when
-``newest`` cannot tell the page and ``count`` only when the page cannot tell
-the count.
+page by time alone, see ``_compile_events``), when it has no filters and the
+timeframe is longer than an hour also to ``recent`` (the same over the
+timeframe's last hour), ``events`` (the exact page, newest first by time and
+id) and ``count``; the runner executes ``newest`` only when ``recent`` holds
+too few events, ``events`` only when ``newest`` cannot tell the page and
+``count`` only when the page cannot tell the count.
 """
 
 from __future__ import annotations
