@@ -64,12 +64,15 @@ def has_big_integer(text: bytes) -> bool:
     return False
 
 
-def load_event_json(raw: bytes | str) -> Any:
-    """Parse an event's stored JSON text, big integers exact."""
-    text = raw.encode() if isinstance(raw, str) else raw
+def _as_bytes(raw: bytes | str) -> bytes:
+    return raw.encode() if isinstance(raw, str) else raw
+
+
+def _load(text: bytes) -> tuple[Any, bool]:
+    """The parsed text, and whether it holds an integer beyond 64 bits."""
     if has_big_integer(text):
-        return json.loads(text)
-    return orjson.loads(text)
+        return json.loads(text), True
+    return orjson.loads(text), False
 
 
 def _system_fields(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,16 +83,23 @@ def _system_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def parsed_event(row: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """``to_event``, and whether the event holds an integer beyond 64 bits."""
+    event, big = _load(_as_bytes(row["raw"]))
+    event.update(_system_fields(row))
+    return event, big
+
+
 def to_event(row: Mapping[str, Any]) -> dict[str, Any]:
     """The event as sent, with the system fields added (they win over same-named keys)."""
-    event: dict[str, Any] = load_event_json(row["raw"])
-    event.update(_system_fields(row))
-    return event
+    return parsed_event(row)[0]
 
 
-def exact_json(value: Any) -> orjson.Fragment:
-    """``value`` as JSON, integers beyond 64 bits exact (orjson refuses them)."""
-    return orjson.Fragment(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+def encode(value: Any, big: bool) -> orjson.Fragment:
+    """``value`` as JSON; ``big``: it holds integers beyond 64 bits, which orjson refuses."""
+    if big:
+        return orjson.Fragment(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return orjson.Fragment(orjson.dumps(value))
 
 
 # A stored text is written by the ingest's serialiser, so a key appears as its plain
@@ -103,13 +113,11 @@ def event_json(row: Mapping[str, Any]) -> orjson.Fragment:
     Not parsed and encoded again: that was most of the time spent turning a page
     of events into the answer, and the stored text keeps integers beyond 64 bits
     exact, which orjson cannot encode. A text holding a key named like a system
-    field takes ``to_event``, since the system field replaces that key.
+    field is parsed, since the system field replaces that key.
     """
-    raw = row["raw"]
-    text = raw.encode() if isinstance(raw, str) else raw
+    text = _as_bytes(row["raw"])
     if b'"_' in text and any(key in text for key in _SYSTEM_KEYS):
-        event = to_event(row)
-        return exact_json(event) if has_big_integer(text) else orjson.Fragment(orjson.dumps(event))
+        return encode(*parsed_event(row))
     body = text.strip()
     # Stored texts come from the ingest's serialiser; this only guards the splice.
     if not (body.startswith(b"{") and body.endswith(b"}")):

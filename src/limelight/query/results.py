@@ -15,13 +15,7 @@ from typing import Any
 
 import orjson
 
-from limelight.event_json import (
-    SYSTEM_FIELDS,
-    event_json,
-    exact_json,
-    has_big_integer,
-    to_event,
-)
+from limelight.event_json import SYSTEM_FIELDS, encode, event_json, parsed_event
 from limelight.query.compile import Plan
 
 
@@ -110,13 +104,10 @@ def _project(event: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _picked(row: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
-    """The keys asked for of a row's event; as exact JSON when it holds a big integer."""
-    picked = _project(to_event(row), keys)
-    raw = row["raw"]
-    if has_big_integer(raw.encode() if isinstance(raw, str) else raw):
-        return exact_json(picked)
-    return picked
+def _picked(row: Mapping[str, Any], keys: tuple[str, ...]) -> orjson.Fragment:
+    """The keys asked for of a row's event, as JSON (integers beyond 64 bits exact)."""
+    event, big = parsed_event(row)
+    return encode(_project(event, keys), big)
 
 
 def newest_page(plan: Plan, newest: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
