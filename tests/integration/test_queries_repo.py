@@ -175,3 +175,16 @@ def test_old_runs_are_purged(db: MetaDB) -> None:
         assert repo.get_run(s, tenant, new).id == new
         with pytest.raises(NotFound):
             repo.get_run(s, tenant, old)
+
+
+def test_a_run_recorded_without_a_creation_time_gets_one(db: MetaDB) -> None:
+    tenant = _tenant(db)
+    run = _run(tenant)
+    run.created_at = None  # type: ignore[assignment]
+    with db.connection(immediate=True) as c:
+        repo.add_run(c, run)
+    with db.session() as s:
+        stored = repo.get_run(s, tenant, run.id)
+        assert stored.created_at is not None
+        assert (utcnow() - stored.created_at).total_seconds() < 60
+        assert stored.fields == {"calculations": [{"operator": "COUNT"}]}

@@ -38,8 +38,8 @@ def resolve_api_key(db: MetaDB, value: str | None) -> KeyContext | None:
     if kind_of(value) not in (SecretKind.INGEST_KEY, SecretKind.ADMIN_KEY):
         return None  # an OAuth token or anything else is never an API key
     digest = hash_secret(value)
-    with db.session() as s:
-        grant = active_key_by_hash(s, digest)
+    with db.connection() as c:
+        grant = active_key_by_hash(c, digest)
     if grant is None or not same_hash(grant.key_hash, digest):
         return None
     return KeyContext(

@@ -167,8 +167,8 @@ class QueryRunService:
         # run's wait), and always before the id is returned; the outcome's update
         # waits for it (`_settle`).
         try:
-            with self._meta.session(immediate=True) as s:
-                repo.add_run(s, record)
+            with self._meta.connection(immediate=True) as c:
+                repo.add_run(c, record)
         except BaseException:
             with self._lock:
                 live.status, live.unrecorded = FAILED, True  # nobody can ask for it
@@ -269,9 +269,9 @@ class QueryRunService:
         if live.unrecorded:
             return  # see `create`
         try:
-            with self._meta.session(immediate=True) as s:
+            with self._meta.connection(immediate=True) as c:
                 repo.finish_run(
-                    s,
+                    c,
                     live.info["id"],
                     status,
                     error=error,
@@ -320,8 +320,8 @@ class QueryRunService:
             record = repo.get_run(s, tenant, run_id)
             view = _stored_view(record)
         if view.run["status"] == STARTED and _is_orphan(record, self.limits.max_run_seconds):
-            with self._meta.session(immediate=True) as s:
-                repo.finish_run(s, run_id, FAILED, error=_orphan_message(self.limits))
+            with self._meta.connection(immediate=True) as c:
+                repo.finish_run(c, run_id, FAILED, error=_orphan_message(self.limits))
             return self.get(tenant, run_id)
         return view
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.orm import Session
 
 from limelight.auth.secrets import SecretKind, display, hash_secret, new_secret
@@ -155,6 +155,6 @@ _ACTIVE_KEY = (
 )
 
 
-def active_key_by_hash(s: Session, key_hash: str) -> KeyGrant | None:
-    row = s.execute(_ACTIVE_KEY, {"key_hash": key_hash}).first()
+def active_key_by_hash(c: Connection | Session, key_hash: str) -> KeyGrant | None:
+    row = c.execute(_ACTIVE_KEY, {"key_hash": key_hash}).first()
     return KeyGrant(*row) if row else None
