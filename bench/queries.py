@@ -441,7 +441,9 @@ def _run_through_api(
     created.raise_for_status()
     result: dict[str, Any] = orjson.loads(created.content)
     run_id = result["query_run"]["id"]
-    while result["query_run"]["status"] == "STARTED":
+    # The creation's answer holds no data (only the status, even of a run that finished
+    # in the meantime): the contract's client always asks for the run.
+    while result["query_run"]["status"] == "STARTED" or "data" not in result:
         polled = client.get(f"/v1/query_run/{run_id}", params={"wait": 30})
         polled.raise_for_status()
         result = orjson.loads(polled.content)
