@@ -68,7 +68,7 @@ NEEDLE = "zq8x-needle"
 NEEDLE_EVERY = 999_983  # a prime: about one event in a million holds the needle
 TARGET_SECONDS = 1.0
 TARGET_RATIO = 1.25
-ROUNDS = 3
+ROUNDS = 5
 
 # One event per row, built by ClickHouse from hashes of the row number (about 0.45kb).
 # @name@ marks what is filled in before the statement runs ({name:Type} are parameters).
