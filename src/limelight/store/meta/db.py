@@ -34,7 +34,7 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn: Any) -> None:
-            # A session opened with immediate=True takes the write lock at its
+            # A session or connection opened with immediate=True takes the write lock at its
             # start, so read-then-write transactions serialise.
             immediate = conn.get_execution_options().get("immediate", False)
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
