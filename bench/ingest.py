@@ -226,7 +226,7 @@ def run(ctx: BenchContext) -> None:
 
     untyped = ChdbEventStore(ctx.scratch("direct-chdb"), database="untyped")
     untyped.start()
-    untyped.query("DROP VIEW untyped.event_paths_on_insert", {})
+    untyped.command("DROP VIEW untyped.event_paths_on_insert")
 
     def insert_direct(batch: Batch) -> None:
         direct.insert(direct_tenant, batch.rows)

@@ -276,7 +276,7 @@ def _load(store: ChdbEventStore, size: Size, log: Callable[[str], None]) -> None
             "offset": offset,
             "rows": min(CHUNK, size.events - offset),
         }
-        store.query(sql, params)
+        store.command(sql, params)
     log(f"  loaded {size.events:,} events in {time.perf_counter() - started:.0f}s")
 
 
@@ -305,7 +305,7 @@ def _prepare(ctx: BenchContext, data_dir: Path, counts: list[int]) -> list[Size]
         # Merge what the loads wrote, as a long-running server would have by now;
         # otherwise the server started next spends the timed runs merging.
         started = time.perf_counter()
-        store.query(f"OPTIMIZE TABLE {store.table} FINAL", {})
+        store.command(f"OPTIMIZE TABLE {store.table} FINAL")
         ctx.log(f"  merged the parts in {time.perf_counter() - started:.0f}s")
     finally:
         store.close()

@@ -107,9 +107,9 @@ class _Recording:
         self.table = store.table
         self.ran: list[tuple[str, dict[str, Any]]] = []
 
-    def query(self, sql: str, params: dict[str, Any]) -> Any:
+    def query(self, sql: str, params: dict[str, Any], columns: Any = None) -> Any:
         self.ran.append((sql, params))
-        return self.store.query(sql, params)
+        return self.store.query(sql, params, columns)
 
 
 @pytest.mark.parametrize(

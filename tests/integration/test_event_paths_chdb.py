@@ -53,12 +53,12 @@ def test_events_stored_before_the_view_are_backfilled_by_the_migration(store: An
     """An upgrade from a version without the view: 0006 reads what is stored."""
     tenant = Tenant("ws_paths3", "env_a")
     database = store.table.split(".")[0]
-    store.query(f"DROP VIEW {database}.event_paths_on_insert", {})
+    store.command(f"DROP VIEW {database}.event_paths_on_insert")
     try:
         _store(store, tenant, [{"legacy": 1.5}])
         assert stored_types(store, tenant, ["legacy"]) == {}  # not captured without the view
     finally:
-        store.query(f"DELETE FROM {database}.schema_versions WHERE version >= 5", {})
+        store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 5")
         store.migrate()
 
     assert stored_types(store, tenant, ["legacy"]) == {"legacy": {"Float64"}}

@@ -71,6 +71,7 @@ EVENT_COLUMNS = (
     "raw, toUnixTimestamp64Milli(timestamp) AS _timestamp, dataset AS _dataset, "
     "service AS _service, namespace AS _namespace, id AS _id"
 )
+EVENT_COLUMN_NAMES = ("raw", "_timestamp", "_dataset", "_service", "_namespace", "_id")
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,9 @@ class RunOptions:
 class CompiledQuery:
     sql: str
     params: dict[str, Any]
+    # The names the statement selects, in order: the store accepts only an answer
+    # with exactly these (see ``store.events.base.decode_result``).
+    columns: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -349,6 +353,10 @@ def _select_values(
     return _Values(names, totals, series)
 
 
+def _value_aliases(values: _Values) -> tuple[str, ...]:
+    return tuple(f"v{i}" for i in range(len(values.totals)))
+
+
 def _buckets(timeframe: Timeframe, granularity_ms: int) -> int:
     """How many buckets of ``granularity_ms`` cover the timeframe (as ``results`` lays them)."""
     return max(1, -(-(timeframe.to_ms - timeframe.from_ms) // granularity_ms))
@@ -465,7 +473,8 @@ class _CalculationSql:
             f"SELECT {columns} FROM ({inner}) ARRAY JOIN {unrolled}{kept}"
             f" LIMIT {params.add(MAX_SERIES_ROWS + self.limit, 'UInt32')}{_settings(self.options)}"
         )
-        return values.names, {"aggregates": CompiledQuery(sql, params.values)}
+        names = ("_time", *self.group_aliases, *_value_aliases(values), "_count", "_total")
+        return values.names, {"aggregates": CompiledQuery(sql, params.values, names)}
 
     def grouping_sets(self, where: _Where, timeframe: Timeframe, granularity: int) -> Statements:
         """One scan for both: grouping sets give the totals per group (``_total`` = 1)
@@ -493,7 +502,8 @@ class _CalculationSql:
             f" ORDER BY _total DESC, _time ASC, {self._order(values.names)}{per_set}"
             f" LIMIT {params.add(MAX_SERIES_ROWS + self.limit, 'UInt32')}{_settings(self.options)}"
         )
-        return values.names, {"aggregates": CompiledQuery(sql, params.values)}
+        names = ("_time", *self.group_aliases, *_value_aliases(values), "_count", "_total")
+        return values.names, {"aggregates": CompiledQuery(sql, params.values, names)}
 
     def paged(
         self, where: _Where, timeframe: Timeframe, granularity: int, offset: int
@@ -512,7 +522,9 @@ class _CalculationSql:
             f" LIMIT {params.add(self.limit if grouped else 1, 'UInt32')}"
             f" OFFSET {params.add(offset if grouped else 0, 'UInt32')}{_settings(self.options)}"
         )
-        aggregates_stmt = CompiledQuery(agg_sql, params.values)
+        aggregates_stmt = CompiledQuery(
+            agg_sql, params.values, (*self.group_aliases, *_value_aliases(values), "_count")
+        )
         params = Params()
         cond = where.render(params, timeframe)
         select = ", ".join(
@@ -530,7 +542,11 @@ class _CalculationSql:
         )
         return values.names, {
             "aggregates": aggregates_stmt,
-            "series": CompiledQuery(series_sql, params.values),
+            "series": CompiledQuery(
+                series_sql,
+                params.values,
+                ("_time", *self.group_aliases, *_value_aliases(values), "_count"),
+            ),
         }
 
 
@@ -560,6 +576,7 @@ def _compile_events(
                 f"SELECT {EVENT_COLUMNS} FROM {table} WHERE {cond} ORDER BY timestamp DESC"
                 f" LIMIT {params.add(offset + limit + 1, 'UInt32')}{_settings(options)}",
                 params.values,
+                EVENT_COLUMN_NAMES,
             )
 
         recent_from = timeframe.to_ms - RECENT_WINDOW_MS
@@ -590,11 +607,11 @@ def _compile_events(
         f" LIMIT {params.add(limit, 'UInt32')} OFFSET {params.add(offset, 'UInt32')}"
         f"{_settings(options)}"
     )
-    statements["events"] = CompiledQuery(events_sql, params.values)
+    statements["events"] = CompiledQuery(events_sql, params.values, EVENT_COLUMN_NAMES)
     params = Params()
     cond = where.render(params, timeframe)
     count_sql = f"SELECT count() AS count FROM {table} WHERE {cond} LIMIT 1{_settings(options)}"
-    statements["count"] = CompiledQuery(count_sql, params.values)
+    statements["count"] = CompiledQuery(count_sql, params.values, ("count",))
     return Plan(
         kind="events",
         statements=statements,

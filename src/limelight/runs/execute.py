@@ -29,7 +29,7 @@ class RunFailed(Exception):
 
 def _run_statement(store: EventStore, statement: CompiledQuery, limits: RunLimits) -> QueryResult:
     try:
-        return store.query(statement.sql, statement.params)
+        return store.query(statement.sql, statement.params, statement.columns)
     except StoreError as exc:
         raise RunFailed(store_failure_message(str(exc), limits)) from exc
 

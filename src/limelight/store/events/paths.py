@@ -24,4 +24,7 @@ def stored_types(
         f" AND path IN ({', '.join(names)}) GROUP BY path"
         f" SETTINGS max_execution_time = {float(max_seconds):g}"
     )
-    return {row["path"]: frozenset(row["types"]) for row in store.query(sql, params).rows}
+    return {
+        row["path"]: frozenset(row["types"])
+        for row in store.query(sql, params, ("path", "types")).rows
+    }

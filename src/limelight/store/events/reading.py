@@ -12,6 +12,7 @@ EVENT_COLUMNS = (
     "raw, toUnixTimestamp64Milli(timestamp) AS _timestamp, dataset AS _dataset, "
     "service AS _service, namespace AS _namespace, id AS _id"
 )
+EVENT_COLUMN_NAMES = ("raw", "_timestamp", "_dataset", "_service", "_namespace", "_id")
 
 
 def read_events(
@@ -31,4 +32,4 @@ def read_events(
         f"SELECT {EVENT_COLUMNS} FROM {store.table} WHERE {where} "
         "ORDER BY timestamp DESC, id DESC LIMIT {lim:UInt32}"
     )
-    return [to_event(r) for r in store.query(sql, params).rows]
+    return [to_event(r) for r in store.query(sql, params, EVENT_COLUMN_NAMES).rows]

@@ -13,10 +13,11 @@ from limelight.errors import StoreError
 from limelight.store.events.base import (
     INSERT_COLUMNS,
     JSON_PARSE_SETTINGS,
+    RESULT_FORMAT,
     EventRow,
     QueryResult,
     Tenant,
-    decode_json_rows,
+    decode_result,
     encode_rows,
 )
 from limelight.store.events.ddl import apply_ddl
@@ -66,9 +67,17 @@ class ServerEventStore:
         except Exception as exc:
             raise StoreError(str(exc)) from exc
 
-    def query(self, sql: str, params: Mapping[str, Any]) -> QueryResult:
+    def query(
+        self, sql: str, params: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> QueryResult:
         try:
-            result = self._client.raw_query(sql, parameters=dict(params), fmt="JSONEachRow")
+            result = self._client.raw_query(sql, parameters=dict(params), fmt=RESULT_FORMAT)
         except Exception as exc:
             raise StoreError(str(exc)) from exc
-        return QueryResult(rows=decode_json_rows(result))
+        return decode_result(result, columns)
+
+    def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        try:
+            self._client.command(sql, parameters=dict(params or {}))
+        except Exception as exc:
+            raise StoreError(str(exc)) from exc
