@@ -68,6 +68,11 @@ class Conflict(ExposedError):
     title = "Conflict"
 
 
+class Gone(ExposedError):
+    status = 410
+    title = "Gone"
+
+
 class PayloadTooLarge(ExposedError):
     status = 413
     title = "Payload Too Large"

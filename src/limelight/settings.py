@@ -63,7 +63,9 @@ class Settings(BaseSettings):
 
     query_max_timeframe_days: float = Field(30, description="Longest timeframe of a query run.")
     query_max_result_bytes: int = Field(6 * MIB, description="Largest result of a query run.")
-    query_max_run_seconds: float = Field(10, description="A query run longer than this fails.")
+    query_max_run_seconds: float = Field(
+        10, description="A query run executing longer than this fails (queueing not counted)."
+    )
     # The engine runs in the server's process: a run that would use more fails alone,
     # rather than take the memory the server and the other runs need.
     query_max_memory_bytes: int = Field(
@@ -71,6 +73,21 @@ class Settings(BaseSettings):
     )
     query_runs_per_minute: int = Field(300, description="Query run creations per workspace.")
     query_threads: int = Field(4, description="Query runs executing at once (worker threads).")
+    query_threads_per_workspace: int = Field(
+        2, ge=1, description="Query runs of one workspace executing at once (fair share)."
+    )
+    query_results_max_bytes_per_workspace: int = Field(
+        256 * MIB, ge=MIB, description="Run results one workspace may keep stored."
+    )
+    query_results_max_bytes: int = Field(
+        2048 * MIB, ge=MIB, description="Run results the server may keep stored, in all."
+    )
+    query_results_retention_hours: float = Field(
+        24, gt=0, description="How long a query run and its result are kept."
+    )
+    query_max_queue_seconds: float = Field(
+        30, gt=0, description="A query run that waits longer than this for a worker fails."
+    )
 
     # Accounts, console and OAuth (see the README, "Integrations").
     oauth_code_lifetime: int = Field(180, description="Seconds an authorization code is valid.")

@@ -8,12 +8,10 @@ server answers there.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, delete, text
+from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
 from limelight.errors import Forbidden, NotFound
@@ -23,45 +21,6 @@ from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import Alert, QueryRun, SavedQuery
-
-PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-
-
-def _postgres_schema() -> Iterator[str]:
-    try:
-        admin = create_engine(PG_URL, connect_args={"connect_timeout": 2})
-        with admin.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception as exc:
-        pytest.skip(f"PostgreSQL is not reachable on 127.0.0.1:5432 (db test): {exc}")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetaDB]:
-    if request.param == "sqlite":
-        meta = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")
-        meta.migrate()
-        yield meta
-        meta.dispose()
-        return
-    schemas = _postgres_schema()
-    url = next(schemas)
-    meta = MetaDB(url)
-    try:
-        meta.migrate()
-        yield meta
-    finally:
-        meta.dispose()
-        next(schemas, None)
 
 
 def _tenant(db: MetaDB) -> Tenant:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +14,7 @@ from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.spec import validate_fields
 from limelight.runs.execute import RunFailed, execute_plan
 from limelight.runs.limits import RunLimits
+from limelight.settings import Settings
 from limelight.store.events.base import Tenant
 from tests import query_reference as ref
 
@@ -42,13 +44,8 @@ def _run(store: Any, max_memory_bytes: int) -> dict[str, Any]:
         timeframe=TIMEFRAME,
         options=RunOptions(max_memory_bytes=max_memory_bytes),
     )
-    limits = RunLimits(
-        max_timeframe_ms=30 * 86_400_000,
-        max_result_bytes=6 * 1024 * 1024,
-        max_run_seconds=10,
-        max_memory_bytes=max_memory_bytes,
-        runs_per_minute=300,
-        threads=1,
+    limits = dataclasses.replace(
+        RunLimits.from_settings(Settings()), max_memory_bytes=max_memory_bytes
     )
     data: dict[str, Any] = orjson.loads(
         execute_plan(store, plan, limits, deadline=time.monotonic() + 10)

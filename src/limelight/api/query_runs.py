@@ -135,18 +135,21 @@ async def _current(rt: Runtime, key: KeyContext, run_id: str) -> RunView:
 
 async def _settled(rt: Runtime, key: KeyContext, view: RunView, wait: float) -> RunView:
     """``view`` once its run has settled, or as it stands after ``wait`` seconds."""
-    if view.run["status"] != "STARTED" or wait <= 0:
-        return view
     runs, run_id = rt.runs, view.run["id"]
     loop = asyncio.get_running_loop()
-    settled = asyncio.Event()
+    until = loop.time() + wait
+    while view.run["status"] == "STARTED" and (left_to_wait := until - loop.time()) > 0:
+        settled = asyncio.Event()
 
-    def wake() -> None:  # called on a worker thread
-        loop.call_soon_threadsafe(settled.set)
+        def wake(event: asyncio.Event = settled) -> None:  # called on a worker thread
+            loop.call_soon_threadsafe(event.set)
 
-    left = runs.watch(key.tenant, run_id, wake)
-    if left > 0:
-        # A little past the run's own limit, so a timed-out run is answered as FAILED.
+        left = runs.watch(key.tenant, run_id, wake)
+        if left <= 0:  # settled meanwhile, or not a run of this process
+            return await _current(rt, key, run_id)
+        # A little past the run's deadline, so a timed-out run is answered as FAILED;
+        # a queued run's deadline moves when it starts, so look again after it.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(settled.wait(), timeout=min(wait, left + 0.05))
-    return await _current(rt, key, run_id)
+            await asyncio.wait_for(settled.wait(), timeout=min(left_to_wait, left + 0.05))
+        view = await _current(rt, key, run_id)
+    return view

@@ -19,6 +19,8 @@ class RunLimits:
     max_memory_bytes: int
     runs_per_minute: int
     threads: int
+    threads_per_workspace: int
+    max_queue_seconds: float
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RunLimits:
@@ -29,6 +31,8 @@ class RunLimits:
             max_memory_bytes=settings.query_max_memory_bytes,
             runs_per_minute=settings.query_runs_per_minute,
             threads=max(1, settings.query_threads),
+            threads_per_workspace=max(1, settings.query_threads_per_workspace),
+            max_queue_seconds=settings.query_max_queue_seconds,
         )
 
     def check_timeframe(self, from_ms: int, to_ms: int) -> None:
@@ -76,6 +80,13 @@ def timeout_message(max_run_seconds: float) -> str:
     return (
         f"the query run took longer than its limit of {max_run_seconds:g} s; "
         "narrow the timeframe or add filters"
+    )
+
+
+def queue_timeout_message(max_queue_seconds: float) -> str:
+    return (
+        f"the query run waited longer than {max_queue_seconds:g} s for a free worker "
+        "(the server is busy); try again shortly"
     )
 
 

@@ -1,9 +1,11 @@
 """Query runs: a record per run, execution on a bounded pool of worker threads, polling.
 
 A run is created STARTED (its record is written before the id is returned),
-executed off the request thread, and settled once: COMPLETED with its data or
-FAILED with a sentence saying why. The first outcome wins, so a run that
-passed its time limit stays FAILED even if its query returns later.
+queued for a worker (workspaces are served in turns, see ``scheduler``),
+executed, and settled once: COMPLETED with its data or FAILED with a sentence
+saying why. The first outcome wins, so a run that passed its time limit stays
+FAILED even if its query returns later. Its time limit counts from when it
+starts executing; the time it may wait for a worker has a bound of its own.
 
 Runs of this process are also kept in memory: a poll answers from there
 without touching the metadata database, and ``watch`` lets a long poll wake up
@@ -23,14 +25,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from limelight.errors import Unavailable
+from limelight.errors import Gone
 from limelight.ids import new_id
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
 from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.spec import QueryFields, fields_to_json
 from limelight.ratelimit import RateLimiter
 from limelight.runs.execute import RunFailed, execute_plan, typed_plan
-from limelight.runs.limits import RunLimits, timeout_message
+from limelight.runs.limits import RunLimits, queue_timeout_message, timeout_message
+from limelight.runs.scheduler import FairScheduler
 from limelight.settings import Settings
 from limelight.store.events.base import EventStore, Tenant
 from limelight.store.meta import queries_repo as repo
@@ -45,13 +48,14 @@ STARTED, COMPLETED, FAILED = repo.STARTED, repo.COMPLETED, repo.FAILED
 MEMORY_BUDGET_BYTES = 64 * 1024 * 1024
 # Runs waiting for a worker beyond this many per thread are refused (503), not queued.
 QUEUE_PER_THREAD = 64
+# ..and beyond this many of one workspace, so one workspace cannot fill the queue.
+QUEUE_PER_WORKSPACE = 64
 # A STARTED record of no live run (another process, or a restart) is failed after its
-# limit plus this margin.
+# queueing and run limits plus this margin.
 ORPHAN_MARGIN_SECONDS = 5.0
 # How long a settled run's worker waits for `create` to write the run's record (SQLite
 # waits up to 30 s for a lock) before it gives up recording the outcome.
 RECORD_WAIT_SECONDS = 60.0
-RETENTION = timedelta(days=1)
 PURGE_EVERY = 500
 
 
@@ -80,13 +84,16 @@ class RunView:
 class _LiveRun:
     tenant: Tenant
     info: dict[str, Any]  # id, query_id, from, to, limit, offset, granularity
-    deadline: float  # time.monotonic()
+    # time.monotonic(): to start executing while queued, then to finish.
+    deadline: float
+    executing: bool = False
     status: str = STARTED
     error: str | None = None
     data: bytes | None = None
     watchers: list[Callable[[], None]] = field(default_factory=list)
     recorded: threading.Event = field(default_factory=threading.Event)  # its record written
     unrecorded: bool = False  # writing the record failed
+    read_noted: bool = False  # its result was answered and the record says so
 
     def view(self) -> RunView:
         run = {**self.info, "status": self.status}
@@ -98,28 +105,41 @@ class _LiveRun:
 class QueryRunService:
     def __init__(self, settings: Settings, meta: MetaDB, events: EventStore) -> None:
         self.limits = RunLimits.from_settings(settings)
+        self._budget = repo.ResultBudget(
+            settings.query_results_max_bytes_per_workspace, settings.query_results_max_bytes
+        )
+        self._retention = timedelta(hours=settings.query_results_retention_hours)
         self._meta = meta
         self._events = events
         self._limiter = RateLimiter(self.limits.runs_per_minute, 60.0)
-        self._pool: ThreadPoolExecutor | None = None
+        threads = self.limits.threads
+        self._scheduler = FairScheduler(
+            threads,
+            per_workspace=self.limits.threads_per_workspace,
+            max_waiting=threads * QUEUE_PER_THREAD,
+            max_waiting_per_workspace=QUEUE_PER_WORKSPACE,
+        )
         # Second statements of runs; never waits on anything, so it cannot deadlock the pool.
         self._beside: ThreadPoolExecutor | None = None
+        # Notes that a result was read, off the answer's path.
+        self._notes: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _LiveRun] = OrderedDict()
         self._kept_bytes = 0
-        self._pending = 0
         self._created = 0
 
     def start(self) -> None:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="query-run")
+        if self._beside is None:
+            self._scheduler.start()
             self._beside = ThreadPoolExecutor(self.limits.threads, thread_name_prefix="query-stmt")
+            self._notes = ThreadPoolExecutor(1, thread_name_prefix="query-read")
 
     def close(self) -> None:
-        for pool in (self._pool, self._beside):
+        self._scheduler.close()
+        for pool in (self._beside, self._notes):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = self._beside = None
+        self._beside = self._notes = None
 
     # -- creating -------------------------------------------------------------------------
 
@@ -143,22 +163,15 @@ class QueryRunService:
         # Compiled here for the 400s and the run's record; compiled again on the
         # worker with the types the keys hold (a lookup on the engine).
         plan = compile_with(UNKNOWN)
-        pool = self._pool
-        if pool is None:
-            raise Unavailable("query runs are not accepted while the server starts or stops")
-        with self._lock:
-            if self._pending >= self.limits.threads * QUEUE_PER_THREAD:
-                raise Unavailable("too many query runs are waiting; try again shortly")
-            self._pending += 1
-        live: _LiveRun | None = None
+        live, record = self._new_run(tenant, request, plan)
         try:
-            live, record = self._new_run(tenant, request, plan)
-            pool.submit(self._execute, live, request.fields, plan, compile_with)
+            self._scheduler.submit(
+                tenant.workspace_id,
+                lambda: self._execute(live, request.fields, plan, compile_with),
+            )
         except BaseException:
             with self._lock:
-                self._pending -= 1
-                if live is not None:
-                    self._live.pop(live.info["id"], None)
+                self._live.pop(live.info["id"], None)
             raise
         # Let the worker hand its first statement to the engine (which releases the
         # GIL) before the record's write below holds the GIL for a while.
@@ -220,8 +233,8 @@ class QueryRunService:
             status=STARTED,
             created_at=utcnow(),
         )
-        # The time limit counts from creation: it is what the client waits for.
-        live = _LiveRun(tenant, info, time.monotonic() + self.limits.max_run_seconds)
+        # Until it starts, the deadline is the one to start by (see `_begin`).
+        live = _LiveRun(tenant, info, time.monotonic() + self.limits.max_queue_seconds)
         with self._lock:
             self._live[run_id] = live
         return live, record
@@ -235,10 +248,8 @@ class QueryRunService:
         untyped: Plan,
         compile_with: Callable[[StoredTypes], Plan],
     ) -> None:
-        with self._lock:
-            self._pending -= 1
         try:
-            if live.status == STARTED:
+            if self._begin(live):
                 plan = typed_plan(
                     self._events, live.tenant, fields, untyped, compile_with, self.limits
                 )
@@ -250,6 +261,19 @@ class QueryRunService:
             log.exception("query run %s failed", live.info["id"])
             self._settle(live, FAILED, error="the query run failed on an internal error")
         self._maybe_purge()
+
+    def _begin(self, live: _LiveRun) -> bool:
+        """Mark the run executing, its time limit counting from now; False when it is
+        already settled or waited too long for a worker (then failed)."""
+        with self._lock:
+            if live.status != STARTED:
+                return False
+            now = time.monotonic()
+            if now <= live.deadline:
+                live.executing, live.deadline = True, now + self.limits.max_run_seconds
+                return True
+        self._settle(live, FAILED, error=queue_timeout_message(self.limits.max_queue_seconds))
+        return False
 
     def _settle(
         self, live: _LiveRun, status: str, *, error: str | None = None, data: bytes | None = None
@@ -276,6 +300,7 @@ class QueryRunService:
                     status,
                     error=error,
                     result=data.decode() if data is not None else None,
+                    budget=self._budget,
                 )
         except Exception:
             log.exception("could not record the outcome of query run %s", live.info["id"])
@@ -294,8 +319,8 @@ class QueryRunService:
             if self._created % PURGE_EVERY:
                 return
         try:
-            with self._meta.session(immediate=True) as s:
-                repo.purge_runs(s, utcnow() - RETENTION)
+            with self._meta.connection(immediate=True) as c:
+                repo.purge_runs(c, utcnow() - self._retention)
         except Exception:
             log.exception("could not purge old query runs")
 
@@ -307,29 +332,59 @@ class QueryRunService:
         live = self._live_run(tenant, run_id)
         if live is None or (live.status == STARTED and time.monotonic() > live.deadline):
             return None
-        return self._view(live)
+        return self._answered(live)
 
     def get(self, tenant: Tenant, run_id: str) -> RunView:
         """The run as it stands; 404 for an unknown id or a run of another tenant."""
         live = self._live_run(tenant, run_id)
         if live is not None:
             if live.status == STARTED and time.monotonic() > live.deadline:
-                self._settle(live, FAILED, error=timeout_message(self.limits.max_run_seconds))
-            return self._view(live)
+                self._settle(live, FAILED, error=self._overdue_message(live))
+            return self._answered(live)
         with self._meta.session() as s:
             record = repo.get_run(s, tenant, run_id)
-            view = _stored_view(record)
-        if view.run["status"] == STARTED and _is_orphan(record, self.limits.max_run_seconds):
+            view = _stored_view(record, self._retention)
+        if view.run["status"] == STARTED and _is_orphan(record, self.limits):
             with self._meta.connection(immediate=True) as c:
                 repo.finish_run(c, run_id, FAILED, error=_orphan_message(self.limits))
             return self.get(tenant, run_id)
+        if view.data is not None and record.read_at is None:
+            self._note_read(run_id)
         return view
+
+    def _answered(self, live: _LiveRun) -> RunView:
+        """The live run's view, noting (once) that its result is being answered."""
+        view = self._view(live)
+        if view.data is not None and not live.read_noted and live.recorded.is_set():
+            live.read_noted = True
+            self._note_read(live.info["id"])
+        return view
+
+    def _note_read(self, run_id: str) -> None:
+        """Record off the caller's path that the result was read: read results are the
+        first dropped when the stored results pass their budget."""
+        notes = self._notes
+        if notes is not None:
+            notes.submit(self._write_read_note, run_id)
+
+    def _write_read_note(self, run_id: str) -> None:
+        try:
+            with self._meta.connection(immediate=True) as c:
+                repo.mark_read(c, run_id)
+        except Exception:
+            log.exception("could not note that query run %s was read", run_id)
+
+    def _overdue_message(self, live: _LiveRun) -> str:
+        if live.executing:
+            return timeout_message(self.limits.max_run_seconds)
+        return queue_timeout_message(self.limits.max_queue_seconds)
 
     def watch(self, tenant: Tenant, run_id: str, wake: Callable[[], None]) -> float:
         """Call ``wake`` (from a worker thread) when the run settles.
 
-        Returns the seconds left before the run's time limit, or 0 when there is
-        nothing to wait for (settled, or not a run of this process).
+        Returns the seconds left before the run's current deadline (to start, while
+        queued; to finish, once executing), or 0 when there is nothing to wait for
+        (settled, or not a run of this process).
         """
         live = self._live_run(tenant, run_id)
         if live is None:
@@ -352,7 +407,7 @@ class QueryRunService:
         return live
 
 
-def _stored_view(record: QueryRun) -> RunView:
+def _stored_view(record: QueryRun, retention: timedelta) -> RunView:
     run: dict[str, Any] = {
         "id": record.id,
         "query_id": record.query_id,
@@ -365,13 +420,20 @@ def _stored_view(record: QueryRun) -> RunView:
     }
     if record.error is not None:
         run["error"] = record.error
+    if record.result_dropped:
+        hours = retention.total_seconds() / 3600
+        raise Gone(
+            "the result of this query run has expired: results are kept up to "
+            f"{hours:g} hours, and the oldest are dropped sooner when a workspace holds "
+            "many; run the query again"
+        )
     data = record.result.encode() if record.result is not None else None
     return RunView(run, data)
 
 
-def _is_orphan(record: QueryRun, max_run_seconds: float) -> bool:
+def _is_orphan(record: QueryRun, limits: RunLimits) -> bool:
     age = (datetime.now(UTC) - record.created_at).total_seconds()
-    return age > max_run_seconds + ORPHAN_MARGIN_SECONDS
+    return age > limits.max_queue_seconds + limits.max_run_seconds + ORPHAN_MARGIN_SECONDS
 
 
 def _orphan_message(limits: RunLimits) -> str:

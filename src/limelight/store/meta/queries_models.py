@@ -10,7 +10,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, Dialect, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    false,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -64,7 +76,10 @@ class QueryRun(Base):
     """One execution of a query over a timeframe, with its outcome once finished."""
 
     __tablename__ = "query_runs"
-    __table_args__ = (Index("ix_query_runs_tenant", "workspace_id", "environment_id"),)
+    __table_args__ = (
+        Index("ix_query_runs_tenant", "workspace_id", "environment_id"),
+        Index("ix_query_runs_results", "workspace_id", "result_bytes", "finished_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
@@ -81,7 +96,23 @@ class QueryRun(Base):
     granularity: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     status: Mapped[str] = mapped_column(String(16))  # STARTED | COMPLETED | FAILED
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    # The run's "data" as JSON text, kept for polling (bounded by the result size limit).
+    # The run's "data" as JSON text, kept for polling (bounded by the result size limit)
+    # within the results' budget (``queries_repo.ResultBudget``).
     result: Mapped[str | None] = mapped_column(Text, nullable=True)
+    result_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    # Dropped to keep the stored results within their budget: the answer says "expired".
+    result_dropped: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    read_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class ResultUsage(Base):
+    """The bytes of run results a workspace holds, kept with every write of a result."""
+
+    __tablename__ = "query_result_usage"
+
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    bytes: Mapped[int] = mapped_column(BigInteger)
