@@ -6,10 +6,11 @@ test) and injected into ``create_app``.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
@@ -31,6 +32,11 @@ class Settings(BaseSettings):
     port: int = Field(8000, description="Port the server listens on.")
     public_url: str | None = Field(
         None, description="Base URL clients use (for printed URLs); default http://HOST:PORT."
+    )
+    trusted_proxies: str = Field(
+        "",
+        description="Reverse proxies (comma-separated addresses or networks) whose "
+        "X-Forwarded-For and X-Forwarded-Proto are believed; none by default.",
     )
 
     events_backend: Literal["chdb", "clickhouse"] = Field(
@@ -104,6 +110,22 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'meta.db').resolve()}"
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _addresses_or_networks(cls, value: str) -> str:
+        # uvicorn would take a mistyped entry as a literal never matched, and "*"
+        # as the header's first address, which the client writes.
+        for entry in (p.strip() for p in value.split(",") if p.strip()):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network") from None
+        return value
+
+    @property
+    def trusted_proxy_list(self) -> list[str]:
+        return [p.strip() for p in self.trusted_proxies.split(",") if p.strip()]
 
     @property
     def base_url(self) -> str:

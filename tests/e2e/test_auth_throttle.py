@@ -1,4 +1,4 @@
-"""The failed-authentication limits hold against concurrent guesses.
+"""The failed-authentication limits hold against forged headers and concurrent guesses.
 
 Each test speaks from its own loopback address (all of 127.0.0.0/8 reaches the
 server), so the per-address counts of one test do not touch another's.
@@ -21,6 +21,7 @@ from tests.support import LiveServer, launch
 
 PER_ACCOUNT = 10
 PER_IP = 20
+PROXY = "127.0.0.2"
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +33,7 @@ def throttled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
             "LIMELIGHT_AUTH_FAILURES_PER_IP": str(PER_IP),
             # A long window, so no window boundary (where counts decay) falls inside a test.
             "LIMELIGHT_AUTH_FAILURE_WINDOW": "86400",
+            "LIMELIGHT_TRUSTED_PROXIES": PROXY,
         },
     )
     yield srv
@@ -53,13 +55,41 @@ class Guesser(Browser):
         page = self.client.get("/login")
         return dict(post_forms(page.text, "/login")[0].fields)
 
-    def guess(self, form: dict[str, str], email: str) -> int:
+    def guess(self, form: dict[str, str], email: str, forwarded_for: str | None = None) -> int:
+        headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
         data = form | {"email": email, "password": "not the password"}
-        return self.client.post("/login", data=data).status_code
+        return self.client.post("/login", data=data, headers=headers).status_code
 
 
 def unknown_email() -> str:
     return f"nobody-{uuid.uuid4().hex[:8]}@example.com"
+
+
+def test_a_forged_x_forwarded_for_does_not_escape_the_per_address_limit(
+    throttled: LiveServer,
+) -> None:
+    guesser = Guesser(throttled, "127.0.0.1")
+    form = guesser.login_form()
+    # Each guess on a fresh account and under a fresh forged address: only the
+    # per-address limit of the real peer can stop them.
+    answers = [
+        guesser.guess(form, unknown_email(), forwarded_for=f"203.0.113.{n}")
+        for n in range(PER_IP + 5)
+    ]
+    assert answers == [401] * PER_IP + [429] * 5
+    guesser.close()
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_is_limited_on_its_own(
+    throttled: LiveServer,
+) -> None:
+    proxy = Guesser(throttled, PROXY)
+    form = proxy.login_form()
+    clients = [proxy.guess(form, unknown_email(), f"198.51.100.{n}") for n in range(PER_IP + 5)]
+    assert clients == [401] * (PER_IP + 5)
+    one = [proxy.guess(form, unknown_email(), "198.51.100.250") for _ in range(PER_IP + 1)]
+    assert one == [401] * PER_IP + [429]
+    proxy.close()
 
 
 def concurrently(count: int, guess: object) -> Counter[int]:

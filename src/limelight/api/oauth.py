@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.body import read_body
+from limelight.api.deps import client_ip
 from limelight.api.problems import json_response
 from limelight.auth.oauth.requests import MAX_BODY
 from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
@@ -49,7 +50,7 @@ async def http_input(request: Request) -> HttpInput:
         body=await read_body(request, MAX_BODY),
         query=request.url.query,
         authorization=request.headers.get("authorization"),
-        client_ip=request.client.host if request.client else "unknown",
+        client_ip=client_ip(request),
     )
 
 
