@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     clickhouse_database: str = Field("limelight", description="ClickHouse database for events.")
 
     max_request_bytes: int = Field(6 * MIB, description="Largest uncompressed request body.")
+    body_read_timeout: float = Field(
+        30, gt=0, description="Seconds a request body may take to arrive; then 408."
+    )
     max_event_bytes: int = Field(256 * KIB, description="An event must be smaller than this.")
     max_events_per_request: int = Field(
         100_000, description="Most events in one Events API request."

@@ -19,7 +19,7 @@ from limelight.api.problems import json_response
 from limelight.auth.oauth.requests import MAX_BODY
 from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
 from limelight.auth.throttle import FailedAuthThrottle
-from limelight.errors import PayloadTooLarge
+from limelight.errors import PayloadTooLarge, RequestTimeout
 from limelight.runtime import Runtime
 
 router = APIRouter(include_in_schema=False)
@@ -62,6 +62,9 @@ async def answer_post(request: Request, handle: Callable[[HttpInput], OAuthRespo
     except PayloadTooLarge:
         body = {"error": "invalid_request", "message": "the request body is too large"}
         return json_response(body, 413, NO_STORE)
+    except RequestTimeout as exc:
+        body = {"error": "invalid_request", "message": str(exc)}
+        return json_response(body, 408, {**NO_STORE, **exc.headers})
     return to_response(await run_in_threadpool(handle, data))
 
 

@@ -39,7 +39,7 @@ DATASET_HEADERS = ("x-dataset", "x-baselime-dataset")
 RETRY_AFTER_SECONDS = 1
 
 # gRPC status codes for the google.rpc.Status of error responses.
-GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14}
+GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 4, 413: 8, 415: 3, 429: 8, 503: 14}
 GRPC_INTERNAL = 13
 
 
