@@ -67,7 +67,10 @@ class Settings(BaseSettings):
         "otel", description="Dataset of OTLP data sent without an x-dataset header."
     )
     otel_max_in_flight: int = Field(
-        16, ge=1, description="OTLP requests handled at once; more get 503 with Retry-After."
+        16, ge=1, description="OTLP requests stored at once; more get 503 with Retry-After."
+    )
+    otel_max_in_flight_per_workspace: int = Field(
+        4, ge=1, description="OTLP requests of one workspace stored at once; more get 503."
     )
 
     query_max_timeframe_days: float = Field(30, description="Longest timeframe of a query run.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterator
 
@@ -67,6 +68,22 @@ def export(server: LiveServer, key: str, body: bytes) -> httpx.Response:
     return httpx.post(f"{server.url}/otel/v1/traces", content=body, headers=headers, timeout=60)
 
 
+def test_stalled_otlp_uploads_do_not_shut_otlp_for_any_tenant(impatient: LiveServer) -> None:
+    stalling, other = impatient.new_tenant(), impatient.new_tenant()
+    headers = {**PROTOBUF, "x-api-key": stalling.ingest_key}
+    stalled = [stall_upload(impatient, "/otel/v1/traces", headers) for _ in range(20)]
+    started = time.monotonic()
+    time.sleep(0.3)  # the server has taken them all in
+    for tenant in (other, stalling):
+        answer = export(impatient, tenant.ingest_key, spans_body(3))
+        assert answer.status_code == 200, answer.content
+    assert time.monotonic() - started < BODY_SECONDS
+    # Each stalled upload is cut off once the body read timeout has passed.
+    for sock in stalled:
+        assert until_closed(sock, within=BODY_SECONDS + 10).startswith(b"HTTP/1.1 408 ")
+    assert time.monotonic() - started >= BODY_SECONDS
+
+
 def test_a_stalled_body_gets_408_and_a_closed_connection_everywhere(
     impatient: LiveServer,
 ) -> None:
@@ -86,3 +103,27 @@ def test_a_stalled_body_gets_408_and_a_closed_connection_everywhere(
         answer = until_closed(sock, within=BODY_SECONDS + 10)
         assert answer.startswith(b"HTTP/1.1 408 "), (path, answer)
         assert b"connection: close" in answer.lower(), (path, answer)
+
+
+def test_one_workspace_cannot_take_every_otlp_slot(impatient: LiveServer) -> None:
+    busy, other = impatient.new_tenant(), impatient.new_tenant()
+    big = spans_body(30_000, "bulk")  # a second or more to store
+    start = threading.Barrier(3)
+    answers: list[httpx.Response] = []
+
+    def send_big() -> None:
+        start.wait()
+        answers.append(export(impatient, busy.ingest_key, big))
+
+    senders = [threading.Thread(target=send_big) for _ in range(3)]
+    for sender in senders:
+        sender.start()
+    time.sleep(0.3)  # the uploads are in; the first of them is being stored
+    # Another workspace is served while the busy one's slot is taken.
+    assert export(impatient, other.ingest_key, spans_body(1)).status_code == 200
+    for sender in senders:
+        sender.join()
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses[0] == 200 and statuses[-1] == 503, statuses
+    shed = next(a for a in answers if a.status_code == 503)
+    assert shed.headers["retry-after"] == "1"
