@@ -33,6 +33,20 @@ class Settings(BaseSettings):
     public_url: str | None = Field(
         None, description="Base URL clients use (for printed URLs); default http://HOST:PORT."
     )
+    header_timeout: float = Field(
+        10,
+        gt=0,
+        description="Seconds a request's head may take to arrive; then the connection is closed.",
+    )
+    keep_alive_timeout: int = Field(
+        5, ge=1, description="Seconds an idle keep-alive connection stays open."
+    )
+    max_concurrency: int = Field(
+        1000, ge=1, description="Open connections past which a request is answered 503."
+    )
+    max_connections: int = Field(
+        2000, ge=1, description="Open connections past which a new one is closed at once."
+    )
     trusted_proxies: str = Field(
         "",
         description="Reverse proxies (comma-separated addresses or networks) whose "

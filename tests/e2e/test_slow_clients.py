@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -14,6 +16,9 @@ from tests.support import LiveServer, launch
 from tests.unit.ingest.otlp_builders import span, traces
 
 BODY_SECONDS = 2.0
+HEAD_SECONDS = 2.0
+MAX_CONCURRENCY = 450
+MAX_CONNECTIONS = 500
 PROTOBUF = {"content-type": "application/x-protobuf"}
 
 
@@ -23,6 +28,10 @@ def impatient(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         tmp_path_factory.mktemp("impatient"),
         {
             "LIMELIGHT_BODY_READ_TIMEOUT": str(BODY_SECONDS),
+            "LIMELIGHT_HEADER_TIMEOUT": str(HEAD_SECONDS),
+            "LIMELIGHT_KEEP_ALIVE_TIMEOUT": "1",
+            "LIMELIGHT_MAX_CONCURRENCY": str(MAX_CONCURRENCY),
+            "LIMELIGHT_MAX_CONNECTIONS": str(MAX_CONNECTIONS),
             "LIMELIGHT_OTEL_MAX_IN_FLIGHT_PER_WORKSPACE": "1",
         },
     )
@@ -41,6 +50,30 @@ def stall_upload(server: LiveServer, path: str, headers: dict[str, str]) -> sock
     lines += [f"{k}: {v}" for k, v in headers.items()]
     sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + b"{")
     return sock
+
+
+def partial_head(server: LiveServer) -> socket.socket:
+    """A connection that sends part of a request head and stops."""
+    sock = connect(server)
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    return sock
+
+
+def open_sockets(server: LiveServer) -> int:
+    """The server process's open sockets (its connections, listener and the like)."""
+    assert server.proc is not None
+    fds = f"/proc/{server.proc.pid}/fd"
+    count = 0
+    for fd in os.listdir(fds):
+        with contextlib.suppress(FileNotFoundError):  # closed since it was listed
+            count += os.readlink(f"{fds}/{fd}").startswith("socket:")
+    return count
+
+
+def timed(call: Callable[[], httpx.Response]) -> tuple[float, int]:
+    started = time.monotonic()
+    status = call().status_code
+    return time.monotonic() - started, status
 
 
 def until_closed(sock: socket.socket, within: float) -> bytes:
@@ -127,3 +160,86 @@ def test_one_workspace_cannot_take_every_otlp_slot(impatient: LiveServer) -> Non
     assert statuses[0] == 200 and statuses[-1] == 503, statuses
     shed = next(a for a in answers if a.status_code == 503)
     assert shed.headers["retry-after"] == "1"
+
+
+def test_stalled_heads_and_bodies_are_closed_while_the_server_keeps_answering(
+    impatient: LiveServer,
+) -> None:
+    tenant = impatient.new_tenant()
+    before = open_sockets(impatient)
+    heads = [partial_head(impatient) for _ in range(300)]
+    ingest = {"x-api-key": tenant.ingest_key}
+    bodies = [stall_upload(impatient, "/events/v1/logs", ingest) for _ in range(50)]
+    opened = time.monotonic()
+    time.sleep(0.3)
+    held = open_sockets(impatient) - before
+    health = [timed(lambda: httpx.get(f"{impatient.url}/health", timeout=10)) for _ in range(20)]
+    stored = timed(lambda: impatient.send(tenant.ingest_key, "logs", [{"message": "still here"}]))
+    assert held >= 340  # the server holds them: they are not refused
+    assert {status for _, status in health} == {200}
+    assert stored[1] == 202
+    slowest = max(seconds for seconds, _ in health)
+    assert slowest < 1.0 and stored[0] < 2.0
+    print(f"\n{held} connections held; /health at most {slowest * 1000:.1f} ms (20 calls)")
+    print(f"an ingest of one event: {stored[0] * 1000:.1f} ms")
+
+    # The server closes them once their time is up: heads unanswered, bodies with 408.
+    for sock in heads:
+        assert until_closed(sock, within=HEAD_SECONDS + 10) == b""
+    for sock in bodies:
+        assert until_closed(sock, within=BODY_SECONDS + 10).startswith(b"HTTP/1.1 408 ")
+    assert time.monotonic() - opened >= min(HEAD_SECONDS, BODY_SECONDS)
+    assert open_sockets(impatient) <= before + 5
+
+
+def test_connections_past_the_cap_are_closed_at_once(impatient: LiveServer) -> None:
+    before = open_sockets(impatient)
+    attack = [partial_head(impatient) for _ in range(MAX_CONNECTIONS + 200)]
+    time.sleep(0.5)
+    held = open_sockets(impatient) - before
+    turned_away = 0
+    for sock in attack:
+        sock.setblocking(False)
+        with contextlib.suppress(BlockingIOError):  # held: nothing sent yet
+            turned_away += sock.recv(4096).startswith(b"HTTP/1.1 503 ")
+    print(f"\n{len(attack)} connections opened: {held} held, {turned_away} turned away with 503")
+    assert held <= MAX_CONNECTIONS
+    assert turned_away >= 200
+    # Once the held ones are closed for their stalled heads, the server answers again.
+    for sock in attack:
+        sock.setblocking(True)
+        # Closed with part of a head unread, the server's end answers with a reset.
+        with contextlib.suppress(ConnectionResetError):
+            until_closed(sock, within=HEAD_SECONDS + 10)
+    assert httpx.get(f"{impatient.url}/health", timeout=10).status_code == 200
+
+
+def test_a_keep_alive_connection_whose_next_head_trickles_in_is_closed(
+    impatient: LiveServer,
+) -> None:
+    sock = connect(impatient)
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+    started = time.monotonic()
+    sock.sendall(b"GET /health HTTP/1.1\r\n")
+    closed = False
+    # A byte every half second keeps resetting the idle keep-alive timer.
+    while time.monotonic() - started < HEAD_SECONDS + 10:
+        time.sleep(0.5)
+        try:
+            sock.sendall(b"X")
+        except OSError:
+            closed = True
+            break
+        sock.setblocking(False)
+        try:
+            closed = sock.recv(4096) == b""
+        except BlockingIOError:
+            pass
+        finally:
+            sock.setblocking(True)
+        if closed:
+            break
+    sock.close()
+    assert closed
+    assert time.monotonic() - started >= HEAD_SECONDS
