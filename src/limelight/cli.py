@@ -134,9 +134,8 @@ def serve(
     ] = "all",
 ) -> None:
     """Migrate, bootstrap an empty database, and serve on LIMELIGHT_HOST:LIMELIGHT_PORT."""
-    import uvicorn
-
     from limelight.app import create_named_app
+    from limelight.http_server import serve as serve_http
 
     settings = Settings()
     db = open_meta(settings)
@@ -152,13 +151,7 @@ def serve(
         )
     if app_name not in ("all", "events", "otel"):
         raise typer.BadParameter("--app must be all, events or otel")
-    uvicorn.run(
-        create_named_app(settings, app_name),  # type: ignore[arg-type]
-        host=settings.host,
-        port=settings.port,
-        access_log=False,
-        log_level="warning",
-    )
+    serve_http(create_named_app(settings, app_name), settings)  # type: ignore[arg-type]
 
 
 @workspaces.command("create")

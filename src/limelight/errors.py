@@ -63,6 +63,11 @@ class MethodNotAllowed(ExposedError):
     title = "Method Not Allowed"
 
 
+class RequestTimeout(ExposedError):
+    status = 408
+    title = "Request Timeout"
+
+
 class Conflict(ExposedError):
     status = 409
     title = "Conflict"

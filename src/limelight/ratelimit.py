@@ -45,8 +45,11 @@ class RateLimiter:
     def _wait(self, now: float) -> int:
         return max(1, math.ceil(self.window - now % self.window))
 
-    def hit(self, key: str) -> None:
-        """Count one hit, or raise ``RateLimited`` (429 with Retry-After) when over the limit."""
+    def hit(self, key: str) -> int:
+        """Count one hit, or raise ``RateLimited`` (429 with Retry-After) when over the limit.
+
+        Returns the window the hit was counted in, for ``give_back``.
+        """
         with self._lock:
             now = self._clock()
             index, estimate, current, previous = self._estimate(key, now)
@@ -57,6 +60,16 @@ class RateLimiter:
             self._counts[key] = (index, current + 1, previous)
             if len(self._counts) > 100_000:
                 self._forget(index)
+            return index
+
+    def give_back(self, key: str, window: int) -> None:
+        """Uncount a hit made in ``window`` (no longer counted once two windows have passed)."""
+        with self._lock:
+            slot, current, previous = self._counts.get(key, (window, 0, 0))
+            if slot == window and current:
+                self._counts[key] = (slot, current - 1, previous)
+            elif slot == window + 1 and previous:
+                self._counts[key] = (slot, current, previous - 1)
 
     def blocked(self, key: str) -> bool:
         with self._lock:

@@ -6,10 +6,11 @@ test) and injected into ``create_app``.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
@@ -32,6 +33,25 @@ class Settings(BaseSettings):
     public_url: str | None = Field(
         None, description="Base URL clients use (for printed URLs); default http://HOST:PORT."
     )
+    header_timeout: float = Field(
+        10,
+        gt=0,
+        description="Seconds a request's head may take to arrive; then the connection is closed.",
+    )
+    keep_alive_timeout: int = Field(
+        5, ge=1, description="Seconds an idle keep-alive connection stays open."
+    )
+    max_concurrency: int = Field(
+        1000, ge=1, description="Open connections past which a request is answered 503."
+    )
+    max_connections: int = Field(
+        2000, ge=1, description="Open connections past which a new one is closed at once."
+    )
+    trusted_proxies: str = Field(
+        "",
+        description="Reverse proxies (comma-separated addresses or networks) whose "
+        "X-Forwarded-For and X-Forwarded-Proto are believed; none by default.",
+    )
 
     events_backend: Literal["chdb", "clickhouse"] = Field(
         "chdb", description="chdb (embedded, default) or clickhouse (a ClickHouse server)."
@@ -43,6 +63,9 @@ class Settings(BaseSettings):
     clickhouse_database: str = Field("limelight", description="ClickHouse database for events.")
 
     max_request_bytes: int = Field(6 * MIB, description="Largest uncompressed request body.")
+    body_read_timeout: float = Field(
+        30, gt=0, description="Seconds a request body may take to arrive; then 408."
+    )
     max_event_bytes: int = Field(256 * KIB, description="An event must be smaller than this.")
     max_events_per_request: int = Field(
         100_000, description="Most events in one Events API request."
@@ -58,7 +81,10 @@ class Settings(BaseSettings):
         "otel", description="Dataset of OTLP data sent without an x-dataset header."
     )
     otel_max_in_flight: int = Field(
-        16, ge=1, description="OTLP requests handled at once; more get 503 with Retry-After."
+        16, ge=1, description="OTLP requests stored at once; more get 503 with Retry-After."
+    )
+    otel_max_in_flight_per_workspace: int = Field(
+        4, ge=1, description="OTLP requests of one workspace stored at once; more get 503."
     )
 
     query_max_timeframe_days: float = Field(30, description="Longest timeframe of a query run.")
@@ -121,6 +147,22 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'meta.db').resolve()}"
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _addresses_or_networks(cls, value: str) -> str:
+        # uvicorn would take a mistyped entry as a literal never matched, and "*"
+        # as the header's first address, which the client writes.
+        for entry in (p.strip() for p in value.split(",") if p.strip()):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network") from None
+        return value
+
+    @property
+    def trusted_proxy_list(self) -> list[str]:
+        return [p.strip() for p in self.trusted_proxies.split(",") if p.strip()]
 
     @property
     def base_url(self) -> str:

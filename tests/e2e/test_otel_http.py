@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -438,55 +437,38 @@ def test_served_alone_at_the_root(otel_alone: tuple[str, str]) -> None:
     assert httpx.post(f"{url}/otel/v1/traces", content=b"", headers=PROTOBUF).status_code == 404
 
 
-def hold_a_slot(url: str, key: str, body: bytes) -> socket.socket:
-    """Start a request whose body stops half-way: it holds its slot until the rest comes."""
-    host, port = url.removeprefix("http://").split(":")
-    sock = socket.create_connection((host, int(port)), timeout=30)
-    head = (
-        f"POST /v1/traces HTTP/1.1\r\nHost: {host}\r\nx-api-key: {key}\r\n"
-        f"Content-Type: application/x-protobuf\r\nContent-Length: {len(body)}\r\n\r\n"
-    )
-    sock.sendall(head.encode() + body[:10])
-    return sock
-
-
-def finish(sock: socket.socket, body: bytes) -> bytes:
-    sock.sendall(body[10:])
-    with sock:
-        return sock.recv(4096)
-
-
 def test_load_is_shed_with_retry_after_and_the_sdk_retries(otel_alone: tuple[str, str]) -> None:
     url, key = otel_alone
     headers = {**PROTOBUF, "x-api-key": key}
-    body = span_body("slow")
-    sock = hold_a_slot(url, key, body)
-    try:
-        shed = None
-        for _ in range(100):  # until the server has taken the slow request in
-            r = httpx.post(f"{url}/v1/traces", content=body, headers=headers)
-            if r.status_code == 503:
-                shed = r
-                break
-            time.sleep(0.05)
-        assert shed is not None, "a second request was never shed"
-        assert shed.headers["retry-after"] == "1"
-        assert rpc_status(shed).code == 14  # UNAVAILABLE
+    # A large request (a second or more to store) holds the one slot; the slot is
+    # taken once a body is read, so a stalled upload would hold nothing.
+    now = time.time_ns()
+    big = traces(
+        [span("bulk", span_id=(n + 1).to_bytes(8, "big"), start=now) for n in range(40_000)],
+        {"service.name": "api"},
+    ).SerializeToString()
+    answers: list[httpx.Response] = []
+    holder = threading.Thread(
+        target=lambda: answers.append(
+            httpx.post(f"{url}/v1/traces", content=big, headers=headers, timeout=60)
+        )
+    )
+    holder.start()
+    time.sleep(0.3)  # its upload is in and it is being stored
+    shed = httpx.post(f"{url}/v1/traces", content=span_body("shed"), headers=headers)
+    assert shed.status_code == 503
+    assert shed.headers["retry-after"] == "1"
+    assert rpc_status(shed).code == 14  # UNAVAILABLE
 
-        # The SDK's exporter meets a 503, waits Retry-After and tries again.
-        memory = InMemorySpanExporter()
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(memory))
-        provider.get_tracer("t").start_span("retried").end()
-        exporter = OTLPSpanExporter(endpoint=f"{url}/v1/traces", headers={"x-api-key": key})
-        answers: list[bytes] = []
-        release = threading.Timer(1.5, lambda: answers.append(finish(sock, body)))
-        release.start()
-        started = time.monotonic()
-        assert exporter.export(memory.get_finished_spans()) is SpanExportResult.SUCCESS
-        assert time.monotonic() - started >= 1.0  # it had to wait at least once
-        exporter.shutdown()
-        release.join()
-    finally:
-        sock.close()
-    assert answers[0].startswith(b"HTTP/1.1 200")
+    # The SDK's exporter meets a 503, waits Retry-After and tries again.
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    provider.get_tracer("t").start_span("retried").end()
+    exporter = OTLPSpanExporter(endpoint=f"{url}/v1/traces", headers={"x-api-key": key})
+    started = time.monotonic()
+    assert exporter.export(memory.get_finished_spans()) is SpanExportResult.SUCCESS
+    assert time.monotonic() - started >= 1.0  # it had to wait at least once
+    exporter.shutdown()
+    holder.join()
+    assert answers[0].status_code == 200

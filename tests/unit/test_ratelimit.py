@@ -81,3 +81,19 @@ def test_retry_after_counts_down_to_the_next_window() -> None:
     with pytest.raises(RateLimited) as caught:
         limiter.hit("k")
     assert caught.value.retry_after == 7
+
+
+def test_a_hit_given_back_no_longer_counts_in_its_window_or_the_next() -> None:
+    clock = Clock(1000.0)
+    limiter = RateLimiter(2, 10, clock)
+    window = limiter.hit("k")
+    limiter.hit("k")
+    limiter.give_back("k", window)
+    limiter.hit("k")
+    assert limiter.blocked("k")
+    clock.now = 1010.0  # the next window: both hits are its "previous" ones
+    limiter.give_back("k", window)
+    limiter.give_back("k", window)
+    limiter.hit("k")
+    limiter.hit("k")
+    assert limiter.blocked("k")

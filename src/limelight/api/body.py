@@ -1,15 +1,25 @@
-"""Reading a request body within the configured limit (gzip inflated on the way)."""
+"""Reading a request body within the configured limits of size and time (gzip inflated
+on the way)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.requests import Request
 
-from limelight.errors import BadRequest, PayloadTooLarge
+from limelight.api.deps import runtime_of
+from limelight.errors import BadRequest, PayloadTooLarge, RequestTimeout
 from limelight.ingest.body import BodyReader
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The uncompressed body; 413 as soon as it passes ``limit``, reading no further."""
+    """The uncompressed body; 413 as soon as it passes ``limit``, reading no further, and
+    408 when it has not all arrived within the body read timeout.
+
+    Without a deadline a client that announces a body and stalls holds its
+    connection, and whatever the handler holds, for as long as it likes. The 408
+    closes the connection: the rest of the body is never read.
+    """
     declared = request.headers.get("content-length")
     if declared is not None:
         try:
@@ -19,6 +29,14 @@ async def read_body(request: Request, limit: int) -> bytes:
         if size > limit:
             raise PayloadTooLarge(f"the request body is over {limit} bytes")
     reader = BodyReader(limit, request.headers.get("content-encoding"))
-    async for chunk in request.stream():
-        reader.feed(chunk)
+    seconds = runtime_of(request).settings.body_read_timeout
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                reader.feed(chunk)
+    except TimeoutError:
+        raise RequestTimeout(
+            f"the request body did not arrive within {seconds:g} s",
+            headers={"Connection": "close"},
+        ) from None
     return reader.finish()

@@ -17,6 +17,17 @@ def runtime_of(request: Request) -> Runtime:
     return runtime
 
 
+def client_ip(request: Request) -> str:
+    """The client's address, as the failed-authentication limits count it.
+
+    The peer's address, unless the peer is a proxy named in
+    ``LIMELIGHT_TRUSTED_PROXIES``: then the server (uvicorn's proxy-headers
+    middleware, turned on only for those) has put X-Forwarded-For's client in
+    its place. A header is never read here, so no client can choose its address.
+    """
+    return request.client.host if request.client else "unknown"
+
+
 def key_from_headers(request: Request) -> str | None:
     """The API key from ``Authorization`` (bare or ``Bearer``) or ``x-api-key``."""
     auth = request.headers.get("authorization")

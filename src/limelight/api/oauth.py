@@ -14,11 +14,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.body import read_body
+from limelight.api.deps import client_ip
 from limelight.api.problems import json_response
 from limelight.auth.oauth.requests import MAX_BODY
 from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
 from limelight.auth.throttle import FailedAuthThrottle
-from limelight.errors import PayloadTooLarge
+from limelight.errors import PayloadTooLarge, RequestTimeout
 from limelight.runtime import Runtime
 
 router = APIRouter(include_in_schema=False)
@@ -49,7 +50,7 @@ async def http_input(request: Request) -> HttpInput:
         body=await read_body(request, MAX_BODY),
         query=request.url.query,
         authorization=request.headers.get("authorization"),
-        client_ip=request.client.host if request.client else "unknown",
+        client_ip=client_ip(request),
     )
 
 
@@ -61,6 +62,9 @@ async def answer_post(request: Request, handle: Callable[[HttpInput], OAuthRespo
     except PayloadTooLarge:
         body = {"error": "invalid_request", "message": "the request body is too large"}
         return json_response(body, 413, NO_STORE)
+    except RequestTimeout as exc:
+        body = {"error": "invalid_request", "message": str(exc)}
+        return json_response(body, 408, {**NO_STORE, **exc.headers})
     return to_response(await run_in_threadpool(handle, data))
 
 

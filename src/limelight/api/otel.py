@@ -39,34 +39,50 @@ DATASET_HEADERS = ("x-dataset", "x-baselime-dataset")
 RETRY_AFTER_SECONDS = 1
 
 # gRPC status codes for the google.rpc.Status of error responses.
-GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14}
+GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 4, 413: 8, 415: 3, 429: 8, 503: 14}
 GRPC_INTERNAL = 13
 
 
 class InFlightLimit:
-    """A bound on requests being handled at once; the rest are shed, not queued.
+    """Bounds on OTLP requests being stored at once, for the server and for each
+    workspace; the rest are shed, not queued (503 with Retry-After, which OTLP
+    exporters retry).
 
-    Shedding early (before reading the body) keeps memory flat under a burst,
-    and OTLP exporters retry 503 after Retry-After. The counter lives on the
-    event loop, so it needs no lock.
+    A slot is taken once the body has been read: held while reading, 16 uploads
+    that announced a body and stalled took every slot, and OTLP answered 503 to
+    every tenant for as long as they stayed. The per-workspace bound keeps one
+    workspace's burst from taking the slots of the others. The counters live on
+    the event loop, so they need no lock.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, per_workspace: int) -> None:
         self.limit = limit
+        self.per_workspace = per_workspace
         self.current = 0
+        self._by_workspace: dict[str, int] = {}
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self, workspace_id: str) -> Iterator[None]:
+        held = self._by_workspace.get(workspace_id, 0)
+        if held >= self.per_workspace:
+            raise _shed(f"too many OTLP requests of this workspace in flight ({held})")
         if self.current >= self.limit:
-            raise Unavailable(
-                "too many OTLP requests in flight; retry later",
-                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-            )
+            raise _shed("too many OTLP requests in flight")
         self.current += 1
+        self._by_workspace[workspace_id] = held + 1
         try:
             yield
         finally:
             self.current -= 1
+            left = self._by_workspace[workspace_id] - 1
+            if left:
+                self._by_workspace[workspace_id] = left
+            else:
+                del self._by_workspace[workspace_id]
+
+
+def _shed(reason: str) -> Unavailable:
+    return Unavailable(f"{reason}; retry later", headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 def otlp_error(exc: ExposedError, encoding: Encoding | None) -> Response:
@@ -106,19 +122,19 @@ async def _export(request: Request, encoding: Encoding | None) -> Response:
         raise MethodNotAllowed(headers={"Allow": "POST, OPTIONS"})
     runtime = runtime_of(request)
     settings = runtime.settings
-    limit: InFlightLimit = request.app.state.otel_in_flight
-    with limit.slot():
-        key = await api_key(request, request.headers.get("x-api-key"))
-        if encoding is None:
-            raise UnsupportedMediaType(
-                "send application/x-protobuf or application/json",
-            )
-        origin = Origin(
-            tenant=key.tenant,
-            dataset=_dataset(request, settings.otel_default_dataset),
-            redact_secrets=key.redact_secrets,
+    key = await api_key(request, request.headers.get("x-api-key"))
+    if encoding is None:
+        raise UnsupportedMediaType(
+            "send application/x-protobuf or application/json",
         )
-        body = await read_body(request, settings.max_request_bytes)
+    origin = Origin(
+        tenant=key.tenant,
+        dataset=_dataset(request, settings.otel_default_dataset),
+        redact_secrets=key.redact_secrets,
+    )
+    body = await read_body(request, settings.max_request_bytes)
+    limit: InFlightLimit = request.app.state.otel_in_flight
+    with limit.slot(key.tenant.workspace_id):
         outcome = await run_in_threadpool(
             ingest_otlp, runtime.events, signal, origin, body, encoding, ingest_limits(settings)
         )
@@ -145,7 +161,10 @@ def create_otel_app(runtime: Runtime) -> FastAPI:
     """OTLP/HTTP as its own app: mounted at /otel, or served alone at /."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
-    app.state.otel_in_flight = InFlightLimit(runtime.settings.otel_max_in_flight)
+    settings = runtime.settings
+    app.state.otel_in_flight = InFlightLimit(
+        settings.otel_max_in_flight, settings.otel_max_in_flight_per_workspace
+    )
     install_error_handlers(app)
     app.router.routes.append(Route("/{path:path}", otlp_endpoint, methods=ALL_METHODS))
     return app

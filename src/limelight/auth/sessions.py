@@ -74,14 +74,14 @@ class Sessions:
     def login(self, email: str, password: str, client_ip: str) -> str:
         """A new session cookie value; ``LoginFailed``, or ``RateLimited`` after too many."""
         account = f"login:{email.strip().lower()[:254]}"
-        self.throttle.check(client_ip, account)
+        attempt = self.throttle.attempt(client_ip, account)
         with self.db.session() as s:
             user = accounts.user_by_email(s, email[:254])
             stored = user.password_hash if user else None
         # argon2 runs even for an unknown email, so both take as long.
         if not verify_password(stored, password) or user is None:
-            self.throttle.failed(client_ip, account)
             raise LoginFailed()
+        self.throttle.succeeded(attempt)
         value = new_secret(SecretKind.SESSION)
         with self.db.session() as s:
             accounts.create_session(

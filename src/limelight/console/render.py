@@ -76,10 +76,6 @@ def is_https(request: Request, settings: Settings) -> bool:
     )
 
 
-def client_ip(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
-
-
 def safe_next(value: str | None) -> str:
     """Only a path on this server: never an open redirect to somewhere else."""
     if not value or not value.startswith("/") or value.startswith(("//", "/\\")):

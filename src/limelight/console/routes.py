@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
 from limelight.api.body import read_body
-from limelight.api.deps import runtime_of
+from limelight.api.deps import client_ip, runtime_of
 from limelight.auth.sessions import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
@@ -24,7 +24,6 @@ from limelight.auth.sessions import (
 )
 from limelight.console.render import (
     HERE,
-    client_ip,
     error_page,
     is_https,
     render,

@@ -159,7 +159,7 @@ class OAuthServer:
     def _authenticate(self, req: ParsedRequest, http: HttpInput) -> Client:
         creds = client_credentials(req, http.authorization)
         account = f"client:{creds.client_id[:64]}"
-        self.throttle.check(http.client_ip, account)
+        attempt = self.throttle.attempt(http.client_ip, account)
         with self.db.session() as s:
             found = repo.get_integration(s, creds.client_id[:64])
             client = Client(found.id, found.name, found.redirect_url) if found else None
@@ -167,8 +167,8 @@ class OAuthServer:
         given = hash_secret(creds.client_secret[:MAX_SECRET])
         # Compare even for an unknown client, so timing says nothing about which ids exist.
         if not same_hash(stored_hash, given) or client is None:
-            self.throttle.failed(http.client_ip, account)
             raise invalid_client("unknown client or wrong client secret", creds.basic)
+        self.throttle.succeeded(attempt)
         return client
 
     def _too_many(self, style: Style, exc: RateLimited) -> OAuthResponse:

@@ -1,0 +1,133 @@
+"""Running the ASGI app on uvicorn, with the options the settings choose.
+
+What the server does itself against slow or numerous clients: a request head
+must arrive within ``header_timeout``, an idle keep-alive connection is closed
+after ``keep_alive_timeout``, a request body must arrive within
+``body_read_timeout`` (``api/body.py``), past ``max_concurrency`` connections a
+request is answered 503, and past ``max_connections`` a new connection is
+closed at once, so the process never runs out of file descriptors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from limelight.settings import Settings
+
+log = logging.getLogger("limelight.http")
+
+# File descriptors kept for everything but client connections: the engines' files,
+# the metadata database, the listening socket, logs.
+RESERVED_FDS = 256
+AT_CAPACITY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 19\r\nconnection: close\r\n\r\nService Unavailable"
+)
+
+
+def guarded_protocol(header_timeout: float, max_connections: int) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol with the two guards uvicorn (0.54) lacks.
+
+    uvicorn times out an idle keep-alive connection, but not one that never
+    completes its request head: 3,000 connections sending partial headers were
+    held for as long as they stayed, and 19,990 of them used up the process's
+    file descriptors, after which even /health went unanswered. Its
+    ``limit_concurrency`` answers 503 only once a head is complete, so it never
+    sees such connections. Here a connection whose head is not complete within
+    ``header_timeout`` of its opening (or of its previous response) is closed,
+    and a connection beyond ``max_connections`` is answered 503 and closed at once.
+    """
+
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):
+        _head_deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            if len(self.connections) >= max_connections:
+                self.transport = transport  # connection_lost closes it again
+                transport.write(AT_CAPACITY)
+                transport.close()
+                return
+            super().connection_made(transport)
+            self._await_head()
+
+        def _await_head(self) -> None:
+            self._head_deadline = self.loop.call_later(header_timeout, self._head_too_late)
+
+        def _head_too_late(self) -> None:
+            self._head_deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def _stop_waiting(self) -> None:
+            if self._head_deadline is not None:
+                self._head_deadline.cancel()
+                self._head_deadline = None
+
+        def on_headers_complete(self) -> None:
+            self._stop_waiting()
+            super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            # uvicorn arms its keep-alive timer when it waits for the next request;
+            # a data byte stops that timer, so the next head gets a deadline too.
+            if self.timeout_keep_alive_task is not None:
+                self._stop_waiting()
+                self._await_head()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_waiting()
+            super().connection_lost(exc)
+
+    return GuardedHttpToolsProtocol
+
+
+def connection_capacity(wanted: int) -> int:
+    """``wanted``, or fewer when the file descriptor limit cannot hold that many.
+
+    The soft limit is raised toward the hard one first (as servers commonly do).
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = wanted + RESERVED_FDS
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return wanted
+    capacity = max(1, soft - RESERVED_FDS)
+    log.warning("file descriptor limit %d: at most %d connections", soft, capacity)
+    return capacity
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's keyword arguments.
+
+    uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise, so any
+    client on the same host (or relayed by a local proxy that passes the header on
+    without adding its own entry) could pick the address the failed-login limits
+    count. Forwarded headers are believed only from the proxies the settings name.
+    """
+    proxies = settings.trusted_proxy_list
+    max_connections = connection_capacity(settings.max_connections)
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "http": guarded_protocol(settings.header_timeout, max_connections),
+        "timeout_keep_alive": settings.keep_alive_timeout,
+        "limit_concurrency": min(settings.max_concurrency, max_connections),
+        "proxy_headers": bool(proxies),
+        "forwarded_allow_ips": proxies or None,
+        "access_log": False,
+        "log_level": "warning",
+    }
+
+
+def serve(app: Any, settings: Settings) -> None:
+    uvicorn.run(app, **uvicorn_options(settings))

@@ -1,0 +1,245 @@
+"""Clients that stall cost the server a bounded time and never shut others out."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from tests.support import LiveServer, launch
+from tests.unit.ingest.otlp_builders import span, traces
+
+BODY_SECONDS = 2.0
+HEAD_SECONDS = 2.0
+MAX_CONCURRENCY = 450
+MAX_CONNECTIONS = 500
+PROTOBUF = {"content-type": "application/x-protobuf"}
+
+
+@pytest.fixture(scope="module")
+def impatient(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    srv = launch(
+        tmp_path_factory.mktemp("impatient"),
+        {
+            "LIMELIGHT_BODY_READ_TIMEOUT": str(BODY_SECONDS),
+            "LIMELIGHT_HEADER_TIMEOUT": str(HEAD_SECONDS),
+            "LIMELIGHT_KEEP_ALIVE_TIMEOUT": "1",
+            "LIMELIGHT_MAX_CONCURRENCY": str(MAX_CONCURRENCY),
+            "LIMELIGHT_MAX_CONNECTIONS": str(MAX_CONNECTIONS),
+            "LIMELIGHT_OTEL_MAX_IN_FLIGHT_PER_WORKSPACE": "1",
+        },
+    )
+    yield srv
+    srv.stop()
+
+
+def connect(server: LiveServer) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=30)
+
+
+def stall_upload(server: LiveServer, path: str, headers: dict[str, str]) -> socket.socket:
+    """A request that announces 1,000 bytes of body, sends one and stops."""
+    sock = connect(server)
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Length: 1000"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + b"{")
+    return sock
+
+
+def partial_head(server: LiveServer) -> socket.socket:
+    """A connection that sends part of a request head and stops."""
+    sock = connect(server)
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    return sock
+
+
+def open_sockets(server: LiveServer) -> int:
+    """The server process's open sockets (its connections, listener and the like)."""
+    assert server.proc is not None
+    fds = f"/proc/{server.proc.pid}/fd"
+    count = 0
+    for fd in os.listdir(fds):
+        with contextlib.suppress(FileNotFoundError):  # closed since it was listed
+            count += os.readlink(f"{fds}/{fd}").startswith("socket:")
+    return count
+
+
+def timed(call: Callable[[], httpx.Response]) -> tuple[float, int]:
+    started = time.monotonic()
+    status = call().status_code
+    return time.monotonic() - started, status
+
+
+def until_closed(sock: socket.socket, within: float) -> bytes:
+    """Everything the server sends before it closes the connection; fails past ``within``."""
+    sock.settimeout(within)
+    received = b""
+    with sock:
+        while chunk := sock.recv(65536):
+            received += chunk
+    return received
+
+
+def spans_body(count: int, name: str = "op") -> bytes:
+    now = time.time_ns()
+    spans = [
+        span(name, span_id=(n + 1).to_bytes(8, "big"), start=now, end=now + 1_000_000)
+        for n in range(count)
+    ]
+    data: bytes = traces(spans, {"service.name": "api"}).SerializeToString()
+    return data
+
+
+def export(server: LiveServer, key: str, body: bytes) -> httpx.Response:
+    headers = {**PROTOBUF, "x-api-key": key}
+    return httpx.post(f"{server.url}/otel/v1/traces", content=body, headers=headers, timeout=60)
+
+
+def test_stalled_otlp_uploads_do_not_shut_otlp_for_any_tenant(impatient: LiveServer) -> None:
+    stalling, other = impatient.new_tenant(), impatient.new_tenant()
+    headers = {**PROTOBUF, "x-api-key": stalling.ingest_key}
+    stalled = [stall_upload(impatient, "/otel/v1/traces", headers) for _ in range(20)]
+    started = time.monotonic()
+    time.sleep(0.3)  # the server has taken them all in
+    for tenant in (other, stalling):
+        answer = export(impatient, tenant.ingest_key, spans_body(3))
+        assert answer.status_code == 200, answer.content
+    assert time.monotonic() - started < BODY_SECONDS
+    # Each stalled upload is cut off once the body read timeout has passed.
+    for sock in stalled:
+        assert until_closed(sock, within=BODY_SECONDS + 10).startswith(b"HTTP/1.1 408 ")
+    assert time.monotonic() - started >= BODY_SECONDS
+
+
+def test_a_stalled_body_gets_408_and_a_closed_connection_everywhere(
+    impatient: LiveServer,
+) -> None:
+    tenant = impatient.new_tenant()
+    ingest, admin = {"x-api-key": tenant.ingest_key}, {"Authorization": tenant.admin_key}
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    requests = {
+        "/events/v1/logs": ingest,
+        "/otel/v1/logs": {**ingest, "content-type": "application/json"},
+        "/v1/queries": admin,
+        "/v1/query_run": admin,
+        "/login": form,
+        "/oauth/token": {"content-type": "application/json"},
+    }
+    stalled = {path: stall_upload(impatient, path, headers) for path, headers in requests.items()}
+    for path, sock in stalled.items():
+        answer = until_closed(sock, within=BODY_SECONDS + 10)
+        assert answer.startswith(b"HTTP/1.1 408 "), (path, answer)
+        assert b"connection: close" in answer.lower(), (path, answer)
+
+
+def test_one_workspace_cannot_take_every_otlp_slot(impatient: LiveServer) -> None:
+    busy, other = impatient.new_tenant(), impatient.new_tenant()
+    big = spans_body(30_000, "bulk")  # a second or more to store
+    start = threading.Barrier(3)
+    answers: list[httpx.Response] = []
+
+    def send_big() -> None:
+        start.wait()
+        answers.append(export(impatient, busy.ingest_key, big))
+
+    senders = [threading.Thread(target=send_big) for _ in range(3)]
+    for sender in senders:
+        sender.start()
+    time.sleep(0.3)  # the uploads are in; the first of them is being stored
+    # Another workspace is served while the busy one's slot is taken.
+    assert export(impatient, other.ingest_key, spans_body(1)).status_code == 200
+    for sender in senders:
+        sender.join()
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses[0] == 200 and statuses[-1] == 503, statuses
+    shed = next(a for a in answers if a.status_code == 503)
+    assert shed.headers["retry-after"] == "1"
+
+
+def test_stalled_heads_and_bodies_are_closed_while_the_server_keeps_answering(
+    impatient: LiveServer,
+) -> None:
+    tenant = impatient.new_tenant()
+    before = open_sockets(impatient)
+    heads = [partial_head(impatient) for _ in range(300)]
+    ingest = {"x-api-key": tenant.ingest_key}
+    bodies = [stall_upload(impatient, "/events/v1/logs", ingest) for _ in range(50)]
+    opened = time.monotonic()
+    time.sleep(0.3)
+    held = open_sockets(impatient) - before
+    health = [timed(lambda: httpx.get(f"{impatient.url}/health", timeout=10)) for _ in range(20)]
+    stored = timed(lambda: impatient.send(tenant.ingest_key, "logs", [{"message": "still here"}]))
+    assert held >= 340  # the server holds them: they are not refused
+    assert {status for _, status in health} == {200}
+    assert stored[1] == 202
+    slowest = max(seconds for seconds, _ in health)
+    assert slowest < 1.0 and stored[0] < 2.0
+    print(f"\n{held} connections held; /health at most {slowest * 1000:.1f} ms (20 calls)")
+    print(f"an ingest of one event: {stored[0] * 1000:.1f} ms")
+
+    # The server closes them once their time is up: heads unanswered, bodies with 408.
+    for sock in heads:
+        assert until_closed(sock, within=HEAD_SECONDS + 10) == b""
+    for sock in bodies:
+        assert until_closed(sock, within=BODY_SECONDS + 10).startswith(b"HTTP/1.1 408 ")
+    assert time.monotonic() - opened >= min(HEAD_SECONDS, BODY_SECONDS)
+    assert open_sockets(impatient) <= before + 5
+
+
+def test_connections_past_the_cap_are_closed_at_once(impatient: LiveServer) -> None:
+    before = open_sockets(impatient)
+    attack = [partial_head(impatient) for _ in range(MAX_CONNECTIONS + 200)]
+    time.sleep(0.5)
+    held = open_sockets(impatient) - before
+    turned_away = 0
+    for sock in attack:
+        sock.setblocking(False)
+        with contextlib.suppress(BlockingIOError):  # held: nothing sent yet
+            turned_away += sock.recv(4096).startswith(b"HTTP/1.1 503 ")
+    print(f"\n{len(attack)} connections opened: {held} held, {turned_away} turned away with 503")
+    assert held <= MAX_CONNECTIONS
+    assert turned_away >= 200
+    # Once the held ones are closed for their stalled heads, the server answers again.
+    for sock in attack:
+        sock.setblocking(True)
+        # Closed with part of a head unread, the server's end answers with a reset.
+        with contextlib.suppress(ConnectionResetError):
+            until_closed(sock, within=HEAD_SECONDS + 10)
+    assert httpx.get(f"{impatient.url}/health", timeout=10).status_code == 200
+
+
+def test_a_keep_alive_connection_whose_next_head_trickles_in_is_closed(
+    impatient: LiveServer,
+) -> None:
+    sock = connect(impatient)
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+    started = time.monotonic()
+    sock.sendall(b"GET /health HTTP/1.1\r\n")
+    closed = False
+    # A byte every half second keeps resetting the idle keep-alive timer.
+    while time.monotonic() - started < HEAD_SECONDS + 10:
+        time.sleep(0.5)
+        try:
+            sock.sendall(b"X")
+        except OSError:
+            closed = True
+            break
+        sock.setblocking(False)
+        try:
+            closed = sock.recv(4096) == b""
+        except BlockingIOError:
+            pass
+        finally:
+            sock.setblocking(True)
+        if closed:
+            break
+    sock.close()
+    assert closed
+    assert time.monotonic() - started >= HEAD_SECONDS

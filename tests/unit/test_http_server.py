@@ -1,0 +1,33 @@
+"""The server's options follow the settings."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from limelight.http_server import uvicorn_options
+from limelight.settings import Settings
+
+
+def test_forwarded_headers_are_believed_from_no_one_by_default() -> None:
+    options = uvicorn_options(Settings())
+    assert options["proxy_headers"] is False
+
+
+def test_forwarded_headers_are_believed_from_the_named_proxies_only() -> None:
+    options = uvicorn_options(Settings(trusted_proxies="10.0.0.5, 10.1.0.0/16"))
+    assert options["proxy_headers"] is True
+    assert options["forwarded_allow_ips"] == ["10.0.0.5", "10.1.0.0/16"]
+
+
+@pytest.mark.parametrize("value", ["*", "proxy.internal", "10.0.0.300"])
+def test_anything_but_addresses_and_networks_is_refused(value: str) -> None:
+    with pytest.raises(ValidationError, match="not an IP address or network"):
+        Settings(trusted_proxies=value)
+
+
+def test_timeouts_and_limits_are_passed_on() -> None:
+    settings = Settings(keep_alive_timeout=7, max_concurrency=300, max_connections=400)
+    options = uvicorn_options(settings)
+    assert options["timeout_keep_alive"] == 7
+    assert options["limit_concurrency"] == 300
