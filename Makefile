@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Test processes: each runs its own servers and engine; the e2e tests mostly wait on them.
+TEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: serve test lint typecheck unit bench install clean
@@ -26,7 +28,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 test: lint typecheck
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

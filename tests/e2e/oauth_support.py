@@ -11,6 +11,13 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
+from limelight.auth.oauth.logo import check_svg
+from limelight.auth.oauth.redirects import check_registration
+from limelight.auth.passwords import hash_password
+from limelight.auth.secrets import SecretKind, display, hash_secret, new_secret
+from limelight.store.meta import accounts_repo as accounts
+from limelight.store.meta import oauth_repo, repos
+from limelight.store.meta.models import utcnow
 from tests.support import LiveServer
 
 LOGO = (
@@ -75,6 +82,26 @@ class Integration:
 
 
 def register(server: LiveServer, tmp: Path, redirect: str = REDIRECT) -> Integration:
+    """An integration registered as ``limelight integrations create`` does it."""
+    del tmp  # the logo is checked in memory; the CLI's own tests read it from a file
+    name = f"App {uuid.uuid4().hex[:6]}"
+    secret = new_secret(SecretKind.CLIENT_SECRET)
+    with server.meta.session(immediate=True) as s:
+        integration = oauth_repo.create_integration(
+            s,
+            name=name,
+            description="Dashboards for your events",
+            logo_svg=check_svg(LOGO.encode()),
+            redirect_url=check_registration(redirect),
+            secret_hash=hash_secret(secret),
+            secret_display=display(secret),
+            now=utcnow(),
+        )
+        return Integration(integration.id, secret, redirect, name)
+
+
+def register_by_cli(server: LiveServer, tmp: Path, redirect: str = REDIRECT) -> Integration:
+    """An integration registered through ``limelight integrations create`` itself."""
     logo = tmp / f"logo-{uuid.uuid4().hex[:6]}.svg"
     logo.write_text(LOGO)
     name = f"App {uuid.uuid4().hex[:6]}"
@@ -86,12 +113,13 @@ def register(server: LiveServer, tmp: Path, redirect: str = REDIRECT) -> Integra
 
 
 def new_user(server: LiveServer, workspace_id: str | None = None) -> tuple[str, str]:
+    """A user (and, with ``workspace_id``, a member of it), as ``limelight users create``."""
     email = f"dev-{uuid.uuid4().hex[:8]}@example.com"
     password = f"pw-{uuid.uuid4().hex}"
-    args = ["users", "create", "--email", email, "--password-stdin"]
-    if workspace_id:
-        args += ["--workspace", workspace_id]
-    server.cli(*args, stdin=password + "\n")
+    with server.meta.session(immediate=True) as s:
+        user = accounts.create_user(s, email, hash_password(password), utcnow())
+        if workspace_id:
+            accounts.add_member(s, user, repos.find_workspace(s, workspace_id), utcnow())
     return email, password
 
 

@@ -8,7 +8,7 @@ server answers there.
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import delete
@@ -65,18 +65,23 @@ def test_queries_are_seen_only_by_their_tenant(db: MetaDB) -> None:
         assert repo.get_query(s, mine, first).fields == {"name": "errors"}
 
 
+SECOND = timedelta(seconds=1)
+
+
 def test_replacing_fields_moves_updated_at_only(db: MetaDB) -> None:
     tenant = _tenant(db)
+    created_at = datetime(2026, 11, 23, 10, 0, 0, 123000, tzinfo=UTC)
     with db.session(immediate=True) as s:
-        created = repo.create_query(s, tenant, {"name": "a"}, author=None)
-        query_id, created_at = created.id, created.created_at
+        query_id = repo.create_query(s, tenant, {"name": "a"}, author=None, now=created_at).id
     with db.session(immediate=True) as s:
-        repo.replace_query_fields(s, tenant, query_id, {"name": "b", "description": "d"})
+        repo.replace_query_fields(
+            s, tenant, query_id, {"name": "b", "description": "d"}, now=created_at + SECOND
+        )
     with db.session() as s:
         stored = repo.get_query(s, tenant, query_id)
         assert stored.fields == {"name": "b", "description": "d"}
         assert stored.created_at == created_at
-        assert stored.updated_at > stored.created_at
+        assert stored.updated_at == created_at + SECOND
 
 
 def test_a_query_used_by_an_alert_cannot_be_deleted(db: MetaDB) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,20 @@ from tests import query_reference as ref
 NOW = 1_795_000_000_000
 
 
+class GatedStore:
+    """The engine, with each statement held until the test opens the gate."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.table, self.paths_table = store.table, store.paths_table
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def query(self, *args: Any) -> Any:
+        assert self.gate.wait(30), "the test never opened the gate"
+        return self.store.query(*args)
+
+
 @pytest.fixture
 def service(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     meta = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")
@@ -33,12 +48,13 @@ def service(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         tenant = Tenant(
             workspace.id, repos.create_environment(s, workspace, "prod", redact=False).id
         )
-    store = ref.shared_chdb_store(tmp_path_factory)
-    ref.store_events(store, tenant, "records", [{"timestamp": NOW - 1000, "n": 1}])
+    engine = ref.shared_chdb_store(tmp_path_factory)
+    ref.store_events(engine, tenant, "records", [{"timestamp": NOW - 1000, "n": 1}])
+    store = GatedStore(engine)
     # One worker: a worker left waiting would hold up every later run.
     runs = QueryRunService(Settings(data_dir=tmp_path, query_threads=1), meta, store)
     runs.start()
-    yield runs, meta, tenant
+    yield runs, meta, tenant, store
     runs.close()
     meta.dispose()
 
@@ -60,23 +76,28 @@ def _settled_record(meta: MetaDB, tenant: Tenant, run_id: str) -> tuple[str, str
     return _stored(meta, tenant, run_id)
 
 
-def _slowly(action: Any) -> Any:
-    """``action`` after the run has surely finished: the worker settles first."""
+def _after_the_run_settles(runs: QueryRunService, tenant: Tenant, action: Any) -> Any:
+    """``action`` on a run's record (``add_run(c, record)``), called only once the run has
+    settled: the worker finishes before its record is written."""
 
-    def slow(*args: Any) -> Any:
-        time.sleep(0.3)
-        return action(*args)
+    def later(c: Any, record: Any) -> Any:
+        settled = threading.Event()
+        if runs.watch(tenant, record.id, settled.set) > 0:
+            assert settled.wait(30)
+        return action(c, record)
 
-    return slow
+    return later
 
 
 def test_the_record_exists_when_the_id_is_returned_and_then_holds_the_outcome(
     service: Any,
 ) -> None:
-    runs, meta, tenant = service
+    runs, meta, tenant, store = service
+    store.gate.clear()  # the run cannot finish before it is looked at
     run_id = runs.create(tenant, _request()).run["id"]
-    assert _stored(meta, tenant, run_id)[0] in ("STARTED", "COMPLETED")
+    assert _stored(meta, tenant, run_id) == ("STARTED", None)
 
+    store.gate.set()
     status, result = _settled_record(meta, tenant, run_id)
     assert status == "COMPLETED"
     assert result is not None and '"count":1' in result
@@ -85,8 +106,8 @@ def test_the_record_exists_when_the_id_is_returned_and_then_holds_the_outcome(
 def test_a_run_done_before_its_record_is_written_still_records_its_outcome(
     service: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runs, meta, tenant = service
-    monkeypatch.setattr(repo, "add_run", _slowly(repo.add_run))
+    runs, meta, tenant, _ = service
+    monkeypatch.setattr(repo, "add_run", _after_the_run_settles(runs, tenant, repo.add_run))
     run_id = runs.create(tenant, _request()).run["id"]
     monkeypatch.undo()
 
@@ -96,12 +117,12 @@ def test_a_run_done_before_its_record_is_written_still_records_its_outcome(
 def test_when_the_record_cannot_be_written_the_run_is_refused_and_leaves_nothing(
     service: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runs, meta, tenant = service
+    runs, meta, tenant, _ = service
 
     def refuse(*_: Any) -> None:
         raise RuntimeError("the metadata database is read-only")
 
-    monkeypatch.setattr(repo, "add_run", _slowly(refuse))
+    monkeypatch.setattr(repo, "add_run", _after_the_run_settles(runs, tenant, refuse))
     monkeypatch.setattr(service_module, "new_id", lambda: "qr_refused")
     with pytest.raises(RuntimeError, match="read-only"):
         runs.create(tenant, _request())

@@ -26,9 +26,13 @@ FAILED = "FAILED"
 
 
 def create_query(
-    s: Session, tenant: Tenant, fields: dict[str, Any], author: str | None
+    s: Session,
+    tenant: Tenant,
+    fields: dict[str, Any],
+    author: str | None,
+    now: datetime | None = None,
 ) -> SavedQuery:
-    now = utcnow()
+    now = now or utcnow()
     query = SavedQuery(
         id=new_id(),
         workspace_id=tenant.workspace_id,
@@ -78,11 +82,15 @@ def list_queries(s: Session, tenant: Tenant) -> list[SavedQuery]:
 
 
 def replace_query_fields(
-    s: Session, tenant: Tenant, query_id: str, fields: dict[str, Any]
+    s: Session,
+    tenant: Tenant,
+    query_id: str,
+    fields: dict[str, Any],
+    now: datetime | None = None,
 ) -> SavedQuery:
     query = get_query(s, tenant, query_id)
     query.fields = fields
-    query.updated_at = utcnow()
+    query.updated_at = now or utcnow()
     s.flush()
     return query
 
