@@ -140,40 +140,41 @@ def test_a_light_run_answers_within_a_second_beside_a_flood_of_heavy_runs(
     assert statuses == {"COMPLETED"}
 
 
+class SlowStore:
+    """The engine, each statement taking a fixed extra time: run times that do not
+    depend on how busy the machine is."""
+
+    def __init__(self, store: Any, seconds: float) -> None:
+        self.store, self.seconds = store, seconds
+        self.table, self.paths_table = store.table, store.paths_table
+
+    def query(self, *args: Any) -> Any:
+        time.sleep(self.seconds)
+        return self.store.query(*args)
+
+
 def test_the_time_limit_counts_from_the_start_and_the_queue_has_its_own_bound(
     tenants: Any, tmp_path: Path
 ) -> None:
     meta, store, found = tenants
-    heavy = found["heavy"]
-    # One worker: every run but the first waits for the ones before it.
-    runs = _service(tmp_path, meta, store, query_threads=1, query_runs_per_minute=10_000)
-    try:
-        times = []
-        for _ in range(3):  # warm: the engine's caches make later runs faster
-            started = time.perf_counter()
-            _finish(runs, heavy, runs.create(heavy, _request(HEAVY)).run["id"])
-            times.append(time.perf_counter() - started)
-        one = sorted(times)[1]
-    finally:
-        runs.close()
-    # Run k waits about (k - 1) runs for the worker. A run limit of 1.5 runs would fail
-    # the fourth run if it counted its waiting; a queue bound of 4.5 runs fails the last.
+    light = found["light"]
+    step = 0.3  # each run takes this long; run k waits (k - 1) steps for the one worker
     runs = _service(
         tmp_path,
         meta,
-        store,
+        SlowStore(store, step),
         query_threads=1,
         query_runs_per_minute=10_000,
-        query_max_run_seconds=max(0.5, one * 1.5),
-        query_max_queue_seconds=max(1.5, one * 4.5),
+        query_max_run_seconds=2 * step,  # the fourth run waits 3 steps, and completes
+        query_max_queue_seconds=5 * step,  # the eighth waits 7 steps, and fails
     )
     try:
-        ids = [runs.create(heavy, _request(HEAVY)).run["id"] for _ in range(12)]
-        views = [_finish(runs, heavy, run_id) for run_id in ids]
+        ids = [runs.create(light, _request(LIGHT)).run["id"] for _ in range(10)]
+        views = [_finish(runs, light, run_id) for run_id in ids]
     finally:
         runs.close()
     statuses = [v.run["status"] for v in views]
     assert statuses[:4] == ["COMPLETED"] * 4, statuses
     assert statuses[-3:] == ["FAILED"] * 3, statuses
-    assert all("waited longer than" in v.run["error"] for v in views[-3:])
+    assert all("waited longer than 1.5 s" in v.run["error"] for v in views[-3:])
     assert all("took longer" not in (v.run.get("error") or "") for v in views)

@@ -26,7 +26,7 @@ from limelight.api.deps import admin_key, runtime_of
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import BadRequest
 from limelight.query.spec import MAX_LIMIT, QueryFields, validate_fields
-from limelight.runs import RunRequest, RunView
+from limelight.runs import RunRequest, RunStatus, RunView
 from limelight.runtime import Runtime
 from limelight.store.meta import queries_repo as repo
 
@@ -78,7 +78,8 @@ def _saved_fields(rt: Runtime, key: KeyContext, query_id: str) -> QueryFields:
 
 def _run_response(view: RunView, status: int = 200) -> Response:
     # The data is already JSON (kept that way for polling): splice it in, don't re-parse it.
-    body = b'{"query_run":' + orjson.dumps(view.run) + b',"data":' + (view.data or b"null") + b"}"
+    run = orjson.dumps(view.info.to_json())
+    body = b'{"query_run":' + run + b',"data":' + (view.data or b"null") + b"}"
     return Response(body, status_code=status, media_type="application/json")
 
 
@@ -117,7 +118,7 @@ async def create_run(request: Request, key: AdminKey, wait: Wait = 0.0) -> Respo
     # The run as created: its outcome comes from polling (however fast it finished), so
     # a client has one way to read it.
     return Response(
-        orjson.dumps({"query_run": {"id": view.run["id"], "status": "STARTED"}}),
+        orjson.dumps({"query_run": {"id": view.info.id, "status": RunStatus.STARTED}}),
         media_type="application/json",
     )
 
@@ -137,10 +138,10 @@ async def _current(rt: Runtime, key: KeyContext, run_id: str) -> RunView:
 
 async def _settled(rt: Runtime, key: KeyContext, view: RunView, wait: float) -> RunView:
     """``view`` once its run has settled, or as it stands after ``wait`` seconds."""
-    runs, run_id = rt.runs, view.run["id"]
+    runs, run_id = rt.runs, view.info.id
     loop = asyncio.get_running_loop()
     until = loop.time() + wait
-    while view.run["status"] == "STARTED" and (left_to_wait := until - loop.time()) > 0:
+    while view.status is RunStatus.STARTED and (left_to_wait := until - loop.time()) > 0:
         settled = asyncio.Event()
 
         def wake(event: asyncio.Event = settled) -> None:  # called on a worker thread

@@ -1,5 +1,6 @@
-"""Query runs: records, a bounded worker pool, time and size limits."""
+"""Query runs: records, a worker pool shared fairly by workspaces, time and size limits."""
 
-from limelight.runs.service import QueryRunService, RunRequest, RunView
+from limelight.runs.model import RunInfo, RunRequest, RunStatus, RunView
+from limelight.runs.service import QueryRunService
 
-__all__ = ["QueryRunService", "RunRequest", "RunView"]
+__all__ = ["QueryRunService", "RunInfo", "RunRequest", "RunStatus", "RunView"]

@@ -8,6 +8,7 @@ workspace and environment so that every lookup can be scoped to one tenant.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -42,6 +43,14 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class RunStatus(StrEnum):
+    """A query run is STARTED until it settles, once, as COMPLETED or FAILED."""
+
+    STARTED = "STARTED"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
 
 
 class SavedQuery(Base):
@@ -94,7 +103,7 @@ class QueryRun(Base):
     limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
     offset: Mapped[int | None] = mapped_column(Integer, nullable=True)
     granularity: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    status: Mapped[str] = mapped_column(String(16))  # STARTED | COMPLETED | FAILED
+    status: Mapped[str] = mapped_column(String(16))  # a RunStatus
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     # The run's "data" as JSON text, kept for polling (bounded by the result size limit)
     # within the results' budget (``queries_repo.ResultBudget``).

@@ -18,11 +18,15 @@ from limelight.errors import Forbidden, NotFound
 from limelight.ids import new_id
 from limelight.store.events.base import Tenant
 from limelight.store.meta.models import utcnow
-from limelight.store.meta.queries_models import Alert, QueryRun, ResultUsage, SavedQuery
+from limelight.store.meta.queries_models import (
+    Alert,
+    QueryRun,
+    ResultUsage,
+    RunStatus,
+    SavedQuery,
+)
 
-STARTED = "STARTED"
-COMPLETED = "COMPLETED"
-FAILED = "FAILED"
+STARTED, COMPLETED, FAILED = RunStatus.STARTED, RunStatus.COMPLETED, RunStatus.FAILED
 
 
 def create_query(
@@ -158,7 +162,7 @@ class ResultBudget:
 def finish_run(
     c: Connection | Session,
     run_id: str,
-    status: str,
+    status: RunStatus,
     *,
     error: str | None = None,
     result: str | None = None,
