@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from limelight.bootstrap import BootstrapResult, ensure_default
 from limelight.cli_accounts import integrations, users
+from limelight.cli_alerts import alerts, worker
 from limelight.errors import ExposedError
 from limelight.settings import Settings
 from limelight.store.meta import repos
@@ -37,6 +38,8 @@ app.add_typer(environments, name="environments")
 app.add_typer(keys, name="keys")
 app.add_typer(users, name="users")
 app.add_typer(integrations, name="integrations")
+app.add_typer(alerts, name="alerts")
+app.command()(worker)
 
 # Piped output gets a wide console: Rich would cut ids and keys at 80 columns.
 console = Console() if sys.stdout.isatty() else Console(width=240)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from limelight.alerts.evaluator import Evaluator
+from limelight.alerts.service import AlertService
 from limelight.runs import QueryRunService
 from limelight.settings import Settings
 from limelight.store.events import EventStore, open_event_store
@@ -16,13 +18,22 @@ class Runtime:
     meta: MetaDB
     events: EventStore
     runs: QueryRunService
+    alerts: AlertService
+    evaluator: Evaluator
     started: bool = field(default=False)
 
     @classmethod
     def build(cls, settings: Settings) -> Runtime:
         """Construct without I/O; ``start`` opens engines and applies migrations."""
         meta, events = MetaDB(settings.resolved_database_url), open_event_store(settings)
-        return cls(settings, meta, events, QueryRunService(settings, meta, events))
+        return cls(
+            settings,
+            meta,
+            events,
+            QueryRunService(settings, meta, events),
+            AlertService(settings, meta),
+            Evaluator(settings, meta, events),
+        )
 
     def start(self) -> None:
         if self.started:
@@ -31,9 +42,12 @@ class Runtime:
         self.meta.migrate()
         self.events.start()
         self.runs.start()
+        if self.settings.alerts_evaluate:
+            self.evaluator.start()
         self.started = True
 
     def close(self) -> None:
+        self.evaluator.close()
         self.runs.close()
         self.events.close()
         self.meta.dispose()

@@ -115,6 +115,23 @@ class Settings(BaseSettings):
         30, gt=0, description="A query run that waits longer than this for a worker fails."
     )
 
+    # Alerts (see the README, "Alerts").
+    alerts_evaluate: bool = Field(
+        True, description="Check due alerts in this process (off where `limelight worker` does)."
+    )
+    alert_threads: int = Field(2, ge=1, description="Alert checks run at once per evaluator.")
+    alert_history_days: float = Field(30, gt=0, description="How long alert checks are kept.")
+    destination_allow_networks: str = Field(
+        "",
+        description="Comma-separated CIDRs that alert destinations may reach although private.",
+    )
+    smtp_host: str | None = Field(None, description="SMTP server of alert emails.")
+    smtp_port: int = Field(587, description="SMTP port.")
+    smtp_user: str | None = Field(None, description="SMTP user name, if it needs one.")
+    smtp_password: str | None = Field(None, description="SMTP password.")
+    smtp_starttls: bool = Field(True, description="Upgrade the SMTP connection with STARTTLS.")
+    smtp_from: str = Field("limelight@localhost", description="Sender address of alert emails.")
+
     # Accounts, console and OAuth (see the README, "Integrations").
     oauth_code_lifetime: int = Field(180, description="Seconds an authorization code is valid.")
     oauth_access_token_lifetime: int = Field(86400, description="Seconds an access token lives.")

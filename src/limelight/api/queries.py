@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from limelight.alerts.service import check_query_change
 from limelight.api.body import read_body
 from limelight.api.deps import admin_key, runtime_of
 from limelight.api.problems import json_response
@@ -107,7 +108,9 @@ async def update_query(request: Request, key: AdminKey, query_id: str) -> Respon
         # One write transaction, so two concurrent updates cannot lose each other's fields.
         with rt.meta.session(immediate=True) as s:
             query = repo.get_query(s, key.tenant, query_id)
-            merged = fields_to_json(validate_fields({**query.fields, **patch}))
+            fields = validate_fields({**query.fields, **patch})
+            check_query_change(s, key.tenant, query_id, fields)  # what its alerts watch stays
+            merged = fields_to_json(fields)
             return query_document(repo.replace_query_fields(s, key.tenant, query_id, merged))
 
     return json_response({"query": await run_in_threadpool(update)})

@@ -22,6 +22,7 @@ class SecretKind(StrEnum):
     ACCESS_TOKEN = "ll_at_"
     REFRESH_TOKEN = "ll_rt_"
     SESSION = "ll_ss_"
+    WEBHOOK_SECRET = "ll_ws_"  # signs an alert's webhooks (HMAC), so kept as is
 
 
 def new_secret(kind: SecretKind) -> str:

@@ -5,12 +5,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
+from typing import Any
 
 import orjson
 
 from limelight.errors import StoreError
-from limelight.query.compile import CompiledQuery, Plan, json_keys
-from limelight.query.keys import StoredTypes
+from limelight.query.compile import (
+    CompiledQuery,
+    Plan,
+    RunOptions,
+    Timeframe,
+    compile_run,
+    json_keys,
+)
+from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.results import events_rows, newest_rows, shape
 from limelight.query.spec import QueryFields
 from limelight.runs.limits import (
@@ -106,14 +114,14 @@ def _run_events(
     return results
 
 
-def execute_plan(
+def execute_data(
     store: EventStore,
     plan: Plan,
     limits: RunLimits,
     deadline: float,
     beside: Executor | None = None,
-) -> bytes:
-    """The run's ``data`` as JSON bytes, or ``RunFailed`` with a sentence saying why.
+) -> dict[str, Any]:
+    """The run's ``data``, or ``RunFailed`` with a sentence saying why.
 
     A calculations plan's statements are independent (aggregates and series,
     when there are two): with ``beside``, all but the first run there while the
@@ -139,9 +147,46 @@ def execute_plan(
         "rows_read": sum(r.rows_read for r in results.values()),
         "bytes_read": sum(r.bytes_read for r in results.values()),
     }
-    payload = orjson.dumps(data)
+    return data
+
+
+def execute_plan(
+    store: EventStore,
+    plan: Plan,
+    limits: RunLimits,
+    deadline: float,
+    beside: Executor | None = None,
+) -> bytes:
+    """``execute_data`` as the JSON a run keeps, within the result size and time limits."""
+    payload = orjson.dumps(execute_data(store, plan, limits, deadline, beside))
     if len(payload) > limits.max_result_bytes:
         raise RunFailed(result_too_large_message(limits))
     if time.monotonic() > deadline:
         raise RunFailed(timeout_message(limits.max_run_seconds))
     return payload
+
+
+def run_once(
+    store: EventStore,
+    tenant: Tenant,
+    fields: QueryFields,
+    timeframe: Timeframe,
+    options: RunOptions,
+    limits: RunLimits,
+) -> dict[str, Any]:
+    """One run's ``data`` without a run record: for alert checks, the same compiling,
+    type lookup, execution and limits as a query run."""
+
+    def compile_with(stored: StoredTypes) -> Plan:
+        return compile_run(
+            fields,
+            workspace_id=tenant.workspace_id,
+            environment_id=tenant.environment_id,
+            table=store.table,
+            timeframe=timeframe,
+            options=options,
+            stored=stored,
+        )
+
+    plan = typed_plan(store, tenant, fields, compile_with(UNKNOWN), compile_with, limits)
+    return execute_data(store, plan, limits, time.monotonic() + limits.max_run_seconds)

@@ -1,4 +1,4 @@
-"""Metadata tables of the Queries API: saved queries, the alerts that use them, query runs.
+"""Metadata tables of the Queries API: saved queries and query runs (alerts: ``alerts_models``).
 
 A saved query keeps its writable fields as one JSON document (the query layer
 validates them; the database only stores them). Every row carries its
@@ -64,21 +64,6 @@ class SavedQuery(Base):
     author: Mapped[str | None] = mapped_column(String(32), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-
-
-class Alert(Base):
-    """Only what the delete check needs; alerts themselves come with their own feature."""
-
-    __tablename__ = "alerts"
-    __table_args__ = (Index("ix_alerts_tenant", "workspace_id", "environment_id"),)
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
-    environment_id: Mapped[str] = mapped_column(ForeignKey("environments.id", ondelete="CASCADE"))
-    # RESTRICT: the database refuses to orphan an alert even if a code path forgets the check.
-    query_id: Mapped[str] = mapped_column(ForeignKey("queries.id", ondelete="RESTRICT"), index=True)
-    name: Mapped[str] = mapped_column(String(256))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class QueryRun(Base):

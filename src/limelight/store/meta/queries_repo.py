@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session
 from limelight.errors import Forbidden, NotFound
 from limelight.ids import new_id
 from limelight.store.events.base import Tenant
+from limelight.store.meta.alerts_models import Alert
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import (
-    Alert,
     QueryRun,
     ResultUsage,
     RunStatus,

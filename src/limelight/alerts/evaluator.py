@@ -1,0 +1,257 @@
+"""The evaluator: claims due alerts, checks them, records the checks, notifies.
+
+Any number of evaluators (the one inside ``limelight serve``, ``limelight
+worker`` processes) share the work through the metadata database: a due alert
+is claimed with a lease on its row (``alerts_repo.claim_due``), checked, and its
+check recorded only while the lease is still held, so a check never runs
+twice; a crashed evaluator's leases run out and another takes them. A check
+runs the saved query over ``[now - window, now)`` with the same code and limits
+as a query run. After downtime, an alert whose checks fell due meanwhile is
+checked once, and its schedule continues from there: no burst of catch-ups.
+
+The clock is injected: tests move it instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from limelight.alerts.check import (
+    ZERO_WHEN_EMPTY,
+    AlertState,
+    Notification,
+    Verdict,
+    judge,
+    notification_due,
+)
+from limelight.alerts.notify import Delivery, Notifier
+from limelight.alerts.service import (
+    calculation_operators,
+    destination_policy,
+    notification_facts,
+    smtp_settings,
+)
+from limelight.errors import StoreError
+from limelight.ids import new_id
+from limelight.query.compile import RunOptions, Timeframe
+from limelight.query.spec import validate_fields
+from limelight.runs.execute import RunFailed, run_once
+from limelight.runs.limits import RunLimits, store_failure_message
+from limelight.settings import Settings
+from limelight.store.events.base import EventStore, Tenant
+from limelight.store.meta import alerts_repo as repo
+from limelight.store.meta import queries_repo
+from limelight.store.meta.alerts_models import Alert, AlertCheck
+from limelight.store.meta.db import MetaDB
+from limelight.store.meta.models import utcnow
+
+log = logging.getLogger("limelight.alerts")
+
+TICK_SECONDS = 1.0
+# A lease outlasts a check: the query's limit, and three tries of each notification.
+LEASE = timedelta(minutes=5)
+PURGE_EVERY_TICKS = 600
+# Groups a grouped query's check looks at: the top ones by the query's order.
+GROUPS_CHECKED = 1000
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What one check did, for tests and the bench."""
+
+    alert_id: str
+    state: AlertState
+    notification: Notification | None
+    lag_seconds: float  # from its due time to its start
+
+
+class Evaluator:
+    def __init__(
+        self,
+        settings: Settings,
+        meta: MetaDB,
+        events: EventStore,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        notifier: Notifier | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self._meta = meta
+        self._events = events
+        self._clock = clock
+        self.limits = RunLimits.from_settings(settings)
+        self.notifier = notifier or Notifier(destination_policy(settings), smtp_settings(settings))
+        self.owner = owner or f"evaluator-{new_id()}"
+        self.console_url = settings.base_url
+        self.threads = settings.alert_threads
+        self.history = timedelta(days=settings.alert_history_days)
+        self._pool: ThreadPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._ticks = 0
+
+    # -- running in the background --------------------------------------------------------
+
+    def start(self) -> None:
+        """Check due alerts every second, in the background."""
+        if self._thread is not None:
+            return
+        self.start_pool()
+        self._thread = threading.Thread(target=self._loop, name="alert-evaluator", daemon=True)
+        self._thread.start()
+
+    def start_pool(self) -> None:
+        """Run the checks of a ``tick`` on ``alert_threads`` threads (``start`` does this)."""
+        self._stop.clear()
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="alert-check")
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._thread = self._pool = None
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception:
+                log.exception("the alert evaluator's tick failed")
+            self._stop.wait(TICK_SECONDS)
+
+    # -- one round ------------------------------------------------------------------------
+
+    def tick(self) -> list[CheckReport]:
+        """Claim every alert due now and check them (on the pool when started)."""
+        self._ticks += 1
+        if self._ticks % PURGE_EVERY_TICKS == 1:
+            self._purge()
+        reports: list[CheckReport] = []
+        while not self._stop.is_set():
+            now = self._clock()
+            with self._meta.connection(immediate=True) as c:
+                claimed = repo.claim_due(c, self.owner, now, now + LEASE, 4 * self.threads)
+            if not claimed:
+                return reports
+            if self._pool is not None:
+                found = self._pool.map(self.check, claimed)
+            else:
+                found = map(self.check, claimed)
+            reports += [r for r in found if r is not None]
+        return reports
+
+    def check(self, alert_id: str) -> CheckReport | None:
+        """Check one alert whose lease this evaluator holds; None when it lost the lease."""
+        try:
+            return self._check(alert_id)
+        except Exception:
+            log.exception("checking alert %s failed", alert_id)
+            with self._meta.connection(immediate=True) as c:
+                repo.release(c, alert_id, self.owner)
+            return None
+
+    def _check(self, alert_id: str) -> CheckReport | None:
+        with self._meta.session() as s:
+            alert = repo.leased_alert(s, alert_id, self.owner)
+            if alert is None:
+                return None
+            tenant = repo.tenant_of(alert)
+            query = queries_repo.get_query(s, tenant, alert.query_id)
+            s.expunge(alert)
+            fields = query.fields
+        started = self._clock()
+        due = alert.next_check_at or started
+        to_ms = int(started.timestamp() * 1000)
+        from_ms = to_ms - 1000 * (alert.window_s or alert.frequency_s)
+        verdict, error = self._judge(alert, tenant, fields, Timeframe(from_ms, to_ms))
+        previous = AlertState(alert.state)
+        renotify = timedelta(seconds=alert.renotify_s) if alert.renotify_s else None
+        kind = notification_due(
+            verdict.state, alert.last_notification, alert.last_notified_at, renotify, started
+        )
+        check = AlertCheck(
+            id=new_id(),
+            alert_id=alert.id,
+            time=started,
+            from_ms=from_ms,
+            to_ms=to_ms,
+            state=verdict.state.value,
+            previous_state=previous.value,
+            values=verdict.values,
+            error=error,
+            notifications=[],
+        )
+        changes: dict[str, Any] = {
+            "state": verdict.state.value,
+            "last_checked_at": started,
+            "next_check_at": next_due(due, alert.frequency_s, started),
+        }
+        if kind is not None:
+            sent = self.notify(alert, check, kind, previous.value)
+            check.notifications = [d.to_json() for d in sent]
+            if not sent or any(d.ok for d in sent):  # else tried again at the next check
+                changes |= {"last_notification": kind.value, "last_notified_at": started}
+        with self._meta.connection(immediate=True) as c:
+            if not repo.record_check(c, check, self.owner, changes):
+                log.warning("alert %s: the lease ran out before its check was recorded", alert_id)
+                return None
+        lag = (started - due).total_seconds()
+        return CheckReport(alert.id, verdict.state, kind, lag)
+
+    def _judge(
+        self, alert: Alert, tenant: Tenant, stored: dict[str, Any], timeframe: Timeframe
+    ) -> tuple[Verdict, str | None]:
+        """The verdict on the query's run; ERROR with the reason when the run fails."""
+        limits = self.limits
+        options = RunOptions(
+            limit=GROUPS_CHECKED,
+            granularity_ms=max(1, timeframe.to_ms - timeframe.from_ms),  # one bucket
+            max_execution_s=limits.max_run_seconds,
+            max_result_bytes=limits.max_result_bytes,
+            max_memory_bytes=limits.max_memory_bytes,
+        )
+        try:
+            fields = validate_fields(stored)
+            data = run_once(self._events, tenant, fields, timeframe, options, limits)
+        except RunFailed as exc:
+            return Verdict(AlertState.ERROR, []), str(exc)
+        except StoreError as exc:
+            return Verdict(AlertState.ERROR, []), store_failure_message(str(exc), limits)
+        except Exception:
+            log.exception("alert %s: its query failed", alert.id)
+            return Verdict(AlertState.ERROR, []), "the alert's query failed on an internal error"
+        zero = calculation_operators(fields).get(alert.calculation) in ZERO_WHEN_EMPTY
+        verdict = judge(data, alert.calculation, alert.threshold_op, alert.threshold_value, zero)
+        return verdict, None
+
+    def notify(
+        self, alert: Alert, check: AlertCheck, kind: Notification, previous: str
+    ) -> list[Delivery]:
+        facts = notification_facts(alert, check, kind, previous, self.console_url)
+        return self.notifier.send(alert.destinations, facts, alert.webhook_secret)
+
+    def _purge(self) -> None:
+        try:
+            with self._meta.connection(immediate=True) as c:
+                repo.purge_checks(c, self._clock() - self.history)
+        except Exception:
+            log.exception("could not purge old alert checks")
+
+
+def next_due(due: datetime, frequency_s: int, now: datetime) -> datetime:
+    """The first time on the alert's schedule after ``now``: missed checks are skipped."""
+    step = timedelta(seconds=frequency_s)
+    if now < due:
+        return due + step
+    missed = math.floor((now - due) / step)
+    return due + (missed + 1) * step

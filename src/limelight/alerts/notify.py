@@ -1,0 +1,303 @@
+"""Notifications of a check: a signed webhook, a Slack message, an email.
+
+Each destination gets up to 3 tries, 1 s then 2 s apart, when its server
+answers 5xx or 429 or cannot be reached; the outcome of each (status or error,
+tries) is kept with the check. A webhook carries ``X-Limelight-Signature:
+sha256=<HMAC-SHA256 of the body with the alert's webhook secret>`` and an
+``X-Limelight-Delivery`` id that stays the same across tries, so a receiver can
+drop a repeat. A test notification has the same shape as a real one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import smtplib
+import ssl
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from typing import Any
+from urllib.parse import urlunsplit
+
+import httpx
+import orjson
+
+from limelight.alerts.check import Notification
+from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
+from limelight.ids import new_id
+
+TRIES = 3
+BACKOFF_SECONDS = (1.0, 2.0)
+TIMEOUT_SECONDS = 10.0
+USER_AGENT = "Limelight-Alerts"
+# Groups named in a Slack message or an email (the webhook carries them all).
+LISTED_GROUPS = 20
+
+
+@dataclass(frozen=True)
+class CheckFacts:
+    """What a notification tells: the alert, the check, and why."""
+
+    kind: Notification
+    alert_id: str
+    alert_name: str
+    alert_url: str
+    state: str
+    previous_state: str
+    check_id: str
+    time_ms: int
+    from_ms: int
+    to_ms: int
+    calculation: str
+    operation: str
+    threshold: float
+    values: list[dict[str, Any]]
+
+    def webhook_json(self) -> dict[str, Any]:
+        return {
+            "alert": {"id": self.alert_id, "name": self.alert_name, "url": self.alert_url},
+            "notification": self.kind.value,
+            "state": self.state,
+            "previous_state": self.previous_state,
+            "check": {
+                "id": self.check_id,
+                "time": self.time_ms,
+                "from": self.from_ms,
+                "to": self.to_ms,
+                "calculation": self.calculation,
+                "threshold": {"operation": self.operation, "value": _as_sent(self.threshold)},
+                "values": self.values,
+            },
+        }
+
+    def headline(self) -> str:
+        label = {"firing": "FIRING", "resolved": "RESOLVED", "test": "TEST"}[self.kind.value]
+        return f"[{label}] {self.alert_name}"
+
+    def condition(self) -> str:
+        minutes = max(1, round((self.to_ms - self.from_ms) / 60_000))
+        return f"{self.calculation} {self.operation} {self.threshold:g} over the last {minutes} min"
+
+    def listed(self) -> list[tuple[str, str]]:
+        """(groups, value) of the groups to name: those in alarm first."""
+        ordered = sorted(self.values, key=lambda v: not v.get("alarm"))
+        out = []
+        for v in ordered[:LISTED_GROUPS]:
+            groups = ", ".join(f"{k}={g}" for k, g in (v.get("groups") or {}).items())
+            mark = " (alarm)" if v.get("alarm") else ""
+            out.append((groups or "all events", f"{v.get('value')}{mark}"))
+        return out
+
+
+def _as_sent(number: float) -> float | int:
+    """500.0 as 500: the threshold as the alert's owner wrote it."""
+    return int(number) if number.is_integer() else number
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def slack_json(facts: CheckFacts) -> dict[str, Any]:
+    colour = {"firing": "#d93025", "resolved": "#1e8e3e", "test": "#5f6368"}[facts.kind.value]
+    return {
+        "text": f"{facts.headline()}: {facts.condition()}",
+        "attachments": [
+            {
+                "color": colour,
+                "title": facts.headline(),
+                "title_link": facts.alert_url,
+                "text": f"{facts.condition()}\nState: {facts.previous_state} -> {facts.state}",
+                "fields": [
+                    {"title": groups, "value": value, "short": True}
+                    for groups, value in facts.listed()
+                ],
+                "ts": facts.time_ms // 1000,
+            }
+        ],
+    }
+
+
+def email_message(facts: CheckFacts, sender: str, recipients: Sequence[str]) -> EmailMessage:
+    msg = EmailMessage()
+    msg["Subject"] = f"{facts.headline()}: {facts.condition()}"
+    msg["From"] = sender
+    msg["To"] = ", ".join(recipients)
+    when = datetime.fromtimestamp(facts.time_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    lines = [
+        facts.headline(),
+        "",
+        facts.condition(),
+        f"State: {facts.previous_state} -> {facts.state} (checked {when})",
+        "",
+        *(f"  {groups}: {value}" for groups, value in facts.listed()),
+        "",
+        facts.alert_url,
+    ]
+    msg.set_content("\n".join(lines))
+    rows = "".join(
+        f"<tr><td>{html.escape(groups)}</td><td>{html.escape(value)}</td></tr>"
+        for groups, value in facts.listed()
+    )
+    msg.add_alternative(
+        f"<h2>{html.escape(facts.headline())}</h2>"
+        f"<p>{html.escape(facts.condition())}<br>"
+        f"State: {html.escape(facts.previous_state)} &rarr; {html.escape(facts.state)} "
+        f"(checked {when})</p>"
+        f"<table>{rows}</table>"
+        f'<p><a href="{html.escape(facts.alert_url)}">Open the alert</a></p>',
+        subtype="html",
+    )
+    return msg
+
+
+@dataclass(frozen=True)
+class SmtpSettings:
+    host: str | None
+    port: int = 587
+    user: str | None = None
+    password: str | None = None
+    starttls: bool = True
+    sender: str = "limelight@localhost"
+
+
+@dataclass
+class Delivery:
+    """The outcome of one destination, as the check's history keeps it."""
+
+    type: str
+    target: str
+    tries: int = 0
+    status: int | None = None
+    error: str | None = None
+    ok: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "target": self.target,
+            "ok": self.ok,
+            "status": self.status,
+            "error": self.error,
+            "tries": self.tries,
+        }
+
+
+class Notifier:
+    def __init__(
+        self,
+        policy: DestinationPolicy,
+        smtp: SmtpSettings,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> None:
+        self.policy = policy
+        self.smtp = smtp
+        self._sleep = sleep
+        self._timeout = timeout
+
+    def send(
+        self, destinations: Sequence[dict[str, Any]], facts: CheckFacts, secret: str
+    ) -> list[Delivery]:
+        out = []
+        for dest in destinations:
+            if dest["type"] == "email":
+                out.append(self._email(list(dest["to"]), facts))
+                continue
+            if dest["type"] == "slack":
+                body, headers = orjson.dumps(slack_json(facts)), {}
+            else:
+                body = orjson.dumps(facts.webhook_json())
+                headers = {"X-Limelight-Signature": sign(secret, body)}
+            out.append(self._post(dest["type"], dest["url"], body, headers))
+        return out
+
+    # -- HTTP -----------------------------------------------------------------------------
+
+    def _post(self, kind: str, url: str, body: bytes, headers: dict[str, str]) -> Delivery:
+        delivery = Delivery(kind, url)
+        headers = {
+            **headers,
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            "X-Limelight-Delivery": new_id(),
+        }
+        for attempt in range(TRIES):
+            delivery.tries = attempt + 1
+            try:
+                status = self._post_once(url, body, headers)
+            except RefusedDestination as exc:
+                delivery.error = str(exc)
+                return delivery  # not a passing fault: no retry
+            except httpx.HTTPError as exc:
+                delivery.status, delivery.error = None, f"{type(exc).__name__}: {exc}"[:300]
+            else:
+                delivery.status, delivery.error = status, None
+                if 200 <= status < 300:
+                    delivery.ok = True
+                    return delivery
+                if status < 500 and status != 429:
+                    delivery.error = f"the destination answered {status}"
+                    return delivery
+                delivery.error = f"the destination answered {status}"
+            if attempt < TRIES - 1:
+                self._sleep(BACKOFF_SECONDS[attempt])
+        return delivery
+
+    def _post_once(self, url: str, body: bytes, headers: dict[str, str]) -> int:
+        """POST to the address the policy checked, with the URL's own host for the Host
+        header and for TLS (SNI and the certificate's name). No proxy from the
+        environment (it would connect where the check did not look), no redirects."""
+        parts, address = self.policy.resolve(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        ip = f"[{address}]" if address.version == 6 else str(address)
+        pinned = urlunsplit((parts.scheme, f"{ip}:{port}", parts.path or "/", parts.query, ""))
+        extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+        with httpx.Client(timeout=self._timeout, follow_redirects=False, trust_env=False) as c:
+            answer = c.post(
+                pinned,
+                content=body,
+                headers={**headers, "Host": parts.netloc},
+                extensions=extensions,
+            )
+        return answer.status_code
+
+    # -- email ----------------------------------------------------------------------------
+
+    def _email(self, recipients: list[str], facts: CheckFacts) -> Delivery:
+        delivery = Delivery("email", ", ".join(recipients))
+        smtp = self.smtp
+        if not smtp.host:
+            delivery.error = "email is not set up on this server (LIMELIGHT_SMTP_HOST)"
+            return delivery
+        message = email_message(facts, smtp.sender, recipients)
+        for attempt in range(TRIES):
+            delivery.tries = attempt + 1
+            try:
+                self._smtp_send(message, recipients)
+            except smtplib.SMTPResponseException as exc:
+                delivery.status, delivery.error = exc.smtp_code, f"SMTP {exc.smtp_code}"
+                if exc.smtp_code < 400 or exc.smtp_code >= 500:
+                    return delivery  # a permanent refusal
+            except (OSError, smtplib.SMTPException) as exc:
+                delivery.error = f"{type(exc).__name__}: {exc}"[:300]
+            else:
+                delivery.ok, delivery.status, delivery.error = True, 250, None
+                return delivery
+            if attempt < TRIES - 1:
+                self._sleep(BACKOFF_SECONDS[attempt])
+        return delivery
+
+    def _smtp_send(self, message: EmailMessage, recipients: list[str]) -> None:
+        smtp = self.smtp
+        assert smtp.host is not None
+        with smtplib.SMTP(smtp.host, smtp.port, timeout=self._timeout) as client:
+            if smtp.starttls:
+                client.starttls(context=ssl.create_default_context())
+            if smtp.user:
+                client.login(smtp.user, smtp.password or "")
+            client.send_message(message, from_addr=smtp.sender, to_addrs=recipients)

@@ -1,0 +1,181 @@
+"""An alert's definition: the fields a client sends, their validation, and durations.
+
+Pydantic checks the shape; the rules that need more (durations in range, the
+window not shorter than needed, destinations the policy allows) follow, each
+problem an entry of ``BadRequest.errors`` naming the field. Whether the saved
+query exists and offers the watched calculation is checked by the service,
+which reads the query.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal
+
+import pydantic
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
+from limelight.errors import BadRequest
+from limelight.validation import field_errors
+
+Operation = Literal[">", ">=", "<", "<=", "=", "!="]
+MINUTE, HOUR, DAY = 60, 3600, 86400
+FREQUENCY_RANGE = (MINUTE, DAY)
+WINDOW_RANGE = (MINUTE, 7 * DAY)
+RENOTIFY_RANGE = (MINUTE, 7 * DAY)
+MAX_DESTINATIONS = 20
+MAX_RECIPIENTS = 50
+_DURATION = re.compile(r"([1-9][0-9]{0,6})([smhd])")
+_UNIT_SECONDS = {"s": 1, "m": MINUTE, "h": HOUR, "d": DAY}
+_EMAIL = re.compile(r"[^@\s<>,;\"']+@[^@\s<>,;\"']+\.[^@\s<>,;\"'.]+")
+
+
+def parse_duration(text: str) -> int | None:
+    """Seconds of ``"90s"``, ``"5m"``, ``"1h"``, ``"7d"``; None when not such a duration."""
+    found = _DURATION.fullmatch(text.strip())
+    return int(found.group(1)) * _UNIT_SECONDS[found.group(2)] if found else None
+
+
+def format_duration(seconds: int) -> str:
+    """The shortest exact form: 86400 -> "1d", 5400 -> "90m"."""
+    for unit in ("d", "h", "m"):
+        if seconds % _UNIT_SECONDS[unit] == 0:
+            return f"{seconds // _UNIT_SECONDS[unit]}{unit}"
+    return f"{seconds}s"
+
+
+class _Model(pydantic.BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Threshold(_Model):
+    operation: Operation
+    value: StrictInt | Annotated[StrictFloat, Field(allow_inf_nan=False)]
+
+
+class WebhookDestination(_Model):
+    type: Literal["webhook"]
+    url: StrictStr
+
+
+class SlackDestination(_Model):
+    type: Literal["slack"]
+    url: StrictStr
+
+
+class EmailDestination(_Model):
+    type: Literal["email"]
+    to: Annotated[list[StrictStr], Field(min_length=1, max_length=MAX_RECIPIENTS)]
+
+
+Destination = Annotated[
+    WebhookDestination | SlackDestination | EmailDestination, Field(discriminator="type")
+]
+
+
+class AlertFields(_Model):
+    """What a client may set. Every field is optional here: the service says which a
+    creation needs."""
+
+    name: Annotated[StrictStr, Field(min_length=1, max_length=200)] | None = None
+    description: Annotated[StrictStr, Field(max_length=2000)] | None = None
+    query_id: StrictStr | None = None
+    calculation: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
+    threshold: Threshold | None = None
+    frequency: StrictStr | None = None
+    window: StrictStr | None = None
+    destinations: Annotated[list[Destination], Field(max_length=MAX_DESTINATIONS)] | None = None
+    enabled: StrictBool | None = None
+    renotify: StrictStr | None = None
+
+
+_HINTS = {
+    "operation": "one of >, >=, <, <=, =, !=",
+    "type": "webhook, slack or email",
+}
+
+# Set by the service; ignored when a client sends them.
+SERVICE_FIELDS = frozenset(
+    {"id", "created_at", "updated_at", "author", "state", "last_checked_at", "webhook_secret"}
+)
+
+
+def _duration_error(text: str | None, bounds: tuple[int, int]) -> str | None:
+    if text is None:
+        return None
+    seconds = parse_duration(text)
+    low, high = bounds
+    if seconds is None:
+        return 'a duration such as "30s", "5m", "1h" or "1d"'
+    if not low <= seconds <= high:
+        return f"from {format_duration(low)} to {format_duration(high)}"
+    return None
+
+
+def _destination_errors(
+    destinations: list[Any] | None, policy: DestinationPolicy
+) -> list[dict[str, str]]:
+    errors = []
+    for i, dest in enumerate(destinations or []):
+        if isinstance(dest, EmailDestination):
+            for j, address in enumerate(dest.to):
+                if not _EMAIL.fullmatch(address):
+                    errors.append(
+                        {"field": f"destinations[{i}].to[{j}]", "message": "not an email address"}
+                    )
+            continue
+        try:
+            policy.check_url(dest.url)
+        except RefusedDestination as exc:
+            errors.append({"field": f"destinations[{i}].url", "message": str(exc)})
+    return errors
+
+
+def validate_alert(data: object, policy: DestinationPolicy) -> AlertFields:
+    """Parse an alert body (whole or partial); ``BadRequest`` listing every problem."""
+    if not isinstance(data, dict):
+        raise BadRequest(
+            message="Invalid alert",
+            errors=[{"field": "alert", "message": "must be a JSON object"}],
+        )
+    body = {k: v for k, v in data.items() if k not in SERVICE_FIELDS}
+    try:
+        fields = AlertFields.model_validate(body)
+    except pydantic.ValidationError as exc:
+        raise BadRequest(
+            message="Invalid alert", errors=field_errors(exc, hints=_HINTS, root="alert")
+        ) from None
+    errors = []
+    for name, bounds in (
+        ("frequency", FREQUENCY_RANGE),
+        ("window", WINDOW_RANGE),
+        ("renotify", RENOTIFY_RANGE),
+    ):
+        if problem := _duration_error(getattr(fields, name), bounds):
+            errors.append({"field": name, "message": problem})
+    if fields.name is not None and not fields.name.strip():
+        errors.append({"field": "name", "message": "must not be blank"})
+    errors += _destination_errors(fields.destinations, policy)
+    if errors:
+        raise BadRequest(message="Invalid alert", errors=errors)
+    return fields
+
+
+# The threshold's operations, as a table.
+OPERATIONS: Mapping[str, Callable[[float, float], bool]] = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+    "=": operator.eq,
+    "!=": operator.ne,
+}
+
+
+def threshold_crossed(operation: str, value: float, threshold: float) -> bool:
+    """Whether ``value`` crosses the threshold; a value that is not a finite number never does."""
+    return math.isfinite(value) and OPERATIONS[operation](value, threshold)

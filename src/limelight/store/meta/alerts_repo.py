@@ -1,0 +1,156 @@
+"""Alerts and their checks, always scoped to one tenant where a client asks; the
+evaluator's claims of due alerts through a lease on the row.
+
+A claim is one statement: on SQLite it runs under the write lock (BEGIN
+IMMEDIATE), on PostgreSQL the due rows are locked with SKIP LOCKED, so two
+evaluators never claim the same alert; a lease that runs out (a crashed
+evaluator) makes the alert claimable again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, or_, select, update
+from sqlalchemy.orm import Session
+
+from limelight.errors import NotFound
+from limelight.store.events.base import Tenant
+from limelight.store.meta.alerts_models import Alert, AlertCheck
+
+
+def _tenant_filter(tenant: Tenant) -> tuple[Any, Any]:
+    return (
+        Alert.workspace_id == tenant.workspace_id,
+        Alert.environment_id == tenant.environment_id,
+    )
+
+
+def add_alert(s: Session, alert: Alert) -> Alert:
+    s.add(alert)
+    s.flush()
+    return alert
+
+
+def get_alert(s: Session, tenant: Tenant, alert_id: str) -> Alert:
+    """An alert of the tenant's; another tenant's is as unknown as a missing one."""
+    alert = s.scalar(select(Alert).where(Alert.id == alert_id, *_tenant_filter(tenant)))
+    if alert is None:
+        raise NotFound()
+    return alert
+
+
+def find_alert(s: Session, alert_id: str) -> Alert:
+    """Any tenant's alert: for the operator's command line only."""
+    alert = s.get(Alert, alert_id)
+    if alert is None:
+        raise NotFound(f"no alert {alert_id!r}")
+    return alert
+
+
+def tenant_of(alert: Alert) -> Tenant:
+    return Tenant(alert.workspace_id, alert.environment_id)
+
+
+def list_alerts(s: Session, tenant: Tenant | None) -> list[Alert]:
+    """The tenant's alerts; every alert for the operator (``None``)."""
+    q = select(Alert) if tenant is None else select(Alert).where(*_tenant_filter(tenant))
+    return list(s.scalars(q.order_by(Alert.created_at, Alert.id)))
+
+
+def alerts_of_query(s: Session, tenant: Tenant, query_id: str) -> list[Alert]:
+    return list(
+        s.scalars(
+            select(Alert)
+            .where(Alert.query_id == query_id, *_tenant_filter(tenant))
+            .order_by(Alert.created_at, Alert.id)
+        )
+    )
+
+
+def delete_alert(s: Session, tenant: Tenant, alert_id: str) -> None:
+    s.delete(get_alert(s, tenant, alert_id))
+    s.flush()
+
+
+def list_checks(
+    s: Session, tenant: Tenant, alert_id: str, limit: int, before: datetime | None
+) -> list[AlertCheck]:
+    """The alert's checks, newest first, older than ``before`` when given."""
+    get_alert(s, tenant, alert_id)
+    q = select(AlertCheck).where(AlertCheck.alert_id == alert_id)
+    if before is not None:
+        q = q.where(AlertCheck.time < before)
+    return list(s.scalars(q.order_by(AlertCheck.time.desc(), AlertCheck.id.desc()).limit(limit)))
+
+
+# -- the evaluator's side -----------------------------------------------------------------
+
+
+def claim_due(
+    c: Connection, owner: str, now: datetime, lease_until: datetime, limit: int
+) -> list[str]:
+    """Take the lease of up to ``limit`` due alerts (oldest due first); their ids."""
+    free = or_(Alert.lease_until.is_(None), Alert.lease_until < now)
+    due = (
+        select(Alert.id)
+        .where(Alert.enabled.is_(True), Alert.next_check_at <= now, free)
+        .order_by(Alert.next_check_at, Alert.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    claimed = c.execute(
+        update(Alert)
+        .where(Alert.id.in_(due.scalar_subquery()), free)
+        .values(lease_owner=owner, lease_until=lease_until)
+        .returning(Alert.id)
+    )
+    return [row[0] for row in claimed]
+
+
+def leased_alert(s: Session, alert_id: str, owner: str) -> Alert | None:
+    """The alert while ``owner`` holds its lease, else None."""
+    return s.scalar(select(Alert).where(Alert.id == alert_id, Alert.lease_owner == owner))
+
+
+def record_check(
+    c: Connection | Session, check: AlertCheck, owner: str, alert_values: dict[str, Any]
+) -> bool:
+    """Store a check and the alert's new state, and release the lease; False (and
+    nothing written) when ``owner`` no longer holds the lease."""
+    moved = c.execute(
+        update(Alert)
+        .where(Alert.id == check.alert_id, Alert.lease_owner == owner)
+        .values(**alert_values, lease_owner=None, lease_until=None)
+    )
+    if not getattr(moved, "rowcount", 0):
+        return False
+    c.execute(
+        AlertCheck.__table__.insert().values(  # type: ignore[attr-defined]
+            id=check.id,
+            alert_id=check.alert_id,
+            time=check.time,
+            from_ms=check.from_ms,
+            to_ms=check.to_ms,
+            state=check.state,
+            previous_state=check.previous_state,
+            values=check.values,
+            error=check.error,
+            notifications=check.notifications,
+        )
+    )
+    return True
+
+
+def release(c: Connection | Session, alert_id: str, owner: str) -> None:
+    c.execute(
+        update(Alert)
+        .where(Alert.id == alert_id, Alert.lease_owner == owner)
+        .values(lease_owner=None, lease_until=None)
+    )
+
+
+def purge_checks(c: Connection | Session, before: datetime) -> int:
+    done = c.execute(delete(AlertCheck).where(AlertCheck.time < before))
+    return int(getattr(done, "rowcount", 0))

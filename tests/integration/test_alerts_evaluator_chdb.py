@@ -1,0 +1,297 @@
+"""Alerts checked by the evaluator on the engine, with real receivers and a clock the
+test moves: firing, resolved, renotify, Slack and email, retries, refusals, errors."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from limelight.alerts.evaluator import Evaluator
+from limelight.alerts.notify import Notifier
+from limelight.alerts.service import AlertService, destination_policy, smtp_settings
+from limelight.errors import BadRequest, StoreError
+from limelight.settings import Settings
+from limelight.store.events.base import Tenant
+from limelight.store.meta import queries_repo, repos
+from limelight.store.meta.db import MetaDB
+from limelight.store.meta.models import utcnow
+from tests import query_reference as ref
+from tests.alert_support import Mailbox, WebhookReceiver, smtp_server, webhook_receiver
+
+P99_BY_SERVICE = {
+    "calculations": [{"operator": "P99", "key": "duration"}, {"operator": "COUNT"}],
+    "group_bys": [{"key": "service"}],
+}
+
+
+@dataclass
+class World:
+    meta: MetaDB
+    store: Any
+    tenant: Tenant
+    query_id: str
+    settings: Settings
+    alerts: AlertService
+    evaluator: Evaluator
+    hooks: WebhookReceiver
+    mail: Mailbox
+    clock: list[datetime]
+    sleeps: list[float]
+
+    def at(self, seconds: float) -> None:
+        self.clock[0] = self.clock[0] + timedelta(seconds=seconds)
+
+    def now_ms(self) -> int:
+        return int(self.clock[0].timestamp() * 1000)
+
+    def send(self, events: list[dict[str, Any]]) -> None:
+        ref.store_events(self.store, self.tenant, "requests", events)
+
+    def create(self, **fields: Any) -> dict[str, Any]:
+        body = {
+            "name": "slow checkouts",
+            "query_id": self.query_id,
+            "threshold": {"operation": ">", "value": 500},
+            "frequency": "1m",
+            "destinations": [{"type": "webhook", "url": self.hooks.url("/hook")}],
+            **fields,
+        }
+        return self.alerts.create(self.tenant, body, "user-1")
+
+
+@pytest.fixture
+def world(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    meta = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")
+    meta.migrate()
+    store = ref.shared_chdb_store(tmp_path_factory)
+    with meta.session(immediate=True) as s:
+        ws = repos.create_workspace(s, f"alerts-{uuid.uuid4().hex[:8]}")
+        tenant = Tenant(ws.id, repos.create_environment(s, ws, "prod", redact=False).id)
+        query_id = queries_repo.create_query(s, tenant, P99_BY_SERVICE, "user-1").id
+    with webhook_receiver() as hooks, smtp_server() as mail:
+        settings = Settings(
+            data_dir=tmp_path,
+            destination_allow_networks="127.0.0.0/8",
+            smtp_host="127.0.0.1",
+            smtp_port=mail.port,
+            smtp_starttls=False,
+            smtp_from="alerts@limelight.test",
+        )
+        sleeps: list[float] = []
+        notifier = Notifier(destination_policy(settings), smtp_settings(settings), sleeps.append)
+        clock = [utcnow()]
+        evaluator = Evaluator(settings, meta, store, clock=lambda: clock[0], notifier=notifier)
+        alerts = AlertService(settings, meta, notifier)
+        yield World(
+            meta, store, tenant, query_id, settings, alerts, evaluator, hooks, mail, clock, sleeps
+        )
+    meta.dispose()
+
+
+def _slow(world: World, service: str, duration: int, count: int = 3) -> list[dict[str, Any]]:
+    now = world.now_ms()
+    return [
+        {"timestamp": now - 2000 - i, "service": service, "duration": duration}
+        for i in range(count)
+    ]
+
+
+def test_firing_then_resolved_with_the_groups_and_the_history(world: World) -> None:
+    world.send(_slow(world, "checkout", 900) + _slow(world, "search", 100))
+    created = world.create()
+    world.at(1)
+    [report] = world.evaluator.tick()
+    assert report.notification == "firing" and report.lag_seconds < 15
+
+    [firing] = world.hooks.on("/hook")
+    assert firing.signed_by(created["webhook_secret"])
+    assert not firing.signed_by("ll_ws_another-secret")
+    body = firing.json()
+    assert body["alert"]["id"] == created["id"] and body["alert"]["name"] == "slow checkouts"
+    assert body["alert"]["url"].endswith(f"/alerts/{created['id']}")
+    assert (body["notification"], body["state"], body["previous_state"]) == (
+        "firing",
+        "ALARM",
+        "OK",
+    )
+    check = body["check"]
+    assert check["calculation"] == "P99(duration)"
+    assert check["threshold"] == {"operation": ">", "value": 500}
+    assert check["to"] - check["from"] == 60_000
+    assert sorted(check["values"], key=lambda v: v["groups"]["service"]) == [
+        {"groups": {"service": "checkout"}, "value": 900, "alarm": True},
+        {"groups": {"service": "search"}, "value": 100, "alarm": False},
+    ]
+
+    world.at(30)
+    assert world.evaluator.tick() == []  # not due again within its minute
+    world.at(31)  # the slow requests are out of the window; fast ones came since
+    world.send(_slow(world, "checkout", 80))
+    [report] = world.evaluator.tick()
+    assert report.notification == "resolved"
+    resolved = world.hooks.on("/hook")[-1].json()
+    assert (resolved["notification"], resolved["state"], resolved["previous_state"]) == (
+        "resolved",
+        "OK",
+        "ALARM",
+    )
+    assert resolved["check"]["values"] == [
+        {"groups": {"service": "checkout"}, "value": 80, "alarm": False}
+    ]
+
+    history = world.alerts.checks(world.tenant, created["id"], 10, None)
+    assert [(c["state"], c["previous_state"]) for c in history] == [
+        ("OK", "ALARM"),
+        ("ALARM", "OK"),
+    ]
+    assert [c["notifications"][0]["ok"] for c in history] == [True, True]
+    assert world.alerts.get(world.tenant, created["id"])["state"] == "OK"
+    # Then nothing arrives: a P99 of no events is no data, which tells nobody.
+    world.at(60)
+    [report] = world.evaluator.tick()
+    assert (report.state, report.notification) == ("NO_DATA", None)
+
+
+def test_when_the_events_stop_a_grouped_count_resolves(world: World) -> None:
+    world.send(_slow(world, "checkout", 10, count=7))
+    world.create(calculation="COUNT", threshold={"operation": ">=", "value": 5})
+    world.at(1)
+    assert [r.notification for r in world.evaluator.tick()] == ["firing"]
+    world.at(61)
+    assert [r.notification for r in world.evaluator.tick()] == ["resolved"]
+    resolved = world.hooks.on("/hook")[-1].json()
+    assert resolved["state"] == "OK"
+    assert resolved["check"]["values"] == [{"groups": {}, "value": 0, "alarm": False}]
+
+
+def test_a_lasting_alarm_notifies_again_only_after_renotify(world: World) -> None:
+    world.create(
+        calculation="COUNT",
+        threshold={"operation": "<", "value": 1},  # nothing arrives: in alarm throughout
+        renotify="3m",
+    )
+    world.at(1)
+    kinds = []
+    for _ in range(7):
+        kinds += [r.notification for r in world.evaluator.tick()]
+        world.at(60)
+    assert kinds == ["firing", None, None, "firing", None, None, "firing"]
+
+
+def test_slack_and_email_destinations_receive_theirs(world: World) -> None:
+    world.send(_slow(world, "checkout", 900))
+    created = world.create(
+        destinations=[
+            {"type": "slack", "url": world.hooks.url("/slack")},
+            {"type": "email", "to": ["oncall@example.com", "lead@example.com"]},
+        ]
+    )
+    world.at(1)
+    world.evaluator.tick()
+    [slack] = world.hooks.on("/slack")
+    message = slack.json()
+    assert message["text"].startswith("[FIRING] slow checkouts")
+    attachment = message["attachments"][0]
+    assert attachment["color"] == "#d93025"
+    assert attachment["title_link"].endswith(f"/alerts/{created['id']}")
+    assert {"title": "service=checkout", "value": "900 (alarm)", "short": True} in attachment[
+        "fields"
+    ]
+    [mail] = world.mail.wait_for(1)
+    assert mail["To"] == "oncall@example.com, lead@example.com"
+    assert mail["From"] == "alerts@limelight.test"
+    assert mail["Subject"].startswith("[FIRING] slow checkouts: P99(duration) > 500")
+    text = mail.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    html = mail.get_body(("html",)).get_content()  # type: ignore[union-attr]
+    assert "service=checkout: 900 (alarm)" in text
+    assert "<td>service=checkout</td><td>900 (alarm)</td>" in html
+
+
+def test_a_failing_destination_is_tried_three_times_and_recorded(world: World) -> None:
+    world.send(_slow(world, "checkout", 900))
+    world.hooks.fail["/flaky"] = 2  # two 503s, then 200
+    world.hooks.fail["/down"] = 10
+    created = world.create(
+        destinations=[
+            {"type": "webhook", "url": world.hooks.url("/flaky")},
+            {"type": "webhook", "url": world.hooks.url("/down")},
+        ]
+    )
+    world.at(1)
+    world.evaluator.tick()
+    [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    flaky, down = check["notifications"]
+    assert (flaky["ok"], flaky["status"], flaky["tries"]) == (True, 200, 3)
+    assert (down["ok"], down["status"], down["tries"]) == (False, 503, 3)
+    assert down["error"] == "the destination answered 503"
+    assert world.sleeps == [1.0, 2.0, 1.0, 2.0]  # backoff between tries
+    deliveries = {r.headers["x-limelight-delivery"] for r in world.hooks.on("/flaky")}
+    assert len(deliveries) == 1  # the same delivery id on every try
+
+
+def test_destinations_in_refused_ranges(world: World) -> None:
+    with pytest.raises(BadRequest) as refused:
+        world.create(destinations=[{"type": "webhook", "url": "http://10.1.2.3/hook"}])
+    assert refused.value.errors == [
+        {
+            "field": "destinations[0].url",
+            "message": "the address 10.1.2.3 is in a loopback, private, link-local or reserved"
+            " range; the operator can allow it with LIMELIGHT_DESTINATION_ALLOW_NETWORKS",
+        }
+    ]
+    # A name that resolves into a refused range is refused when the notification is sent.
+    strict = Settings(data_dir=world.settings.data_dir)
+    world.evaluator.notifier = Notifier(destination_policy(strict), smtp_settings(strict))
+    world.send(_slow(world, "checkout", 900))
+    created = world.create(destinations=[{"type": "webhook", "url": "http://localhost:9/hook"}])
+    world.at(1)
+    world.evaluator.tick()
+    [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    [delivery] = check["notifications"]
+    assert delivery["ok"] is False and delivery["tries"] == 1
+    assert "loopback, private" in delivery["error"]
+
+
+class FailingStore:
+    """The engine failing every statement, as an engine over its memory limit does."""
+
+    def __init__(self, store: Any) -> None:
+        self.table, self.paths_table = store.table, store.paths_table
+
+    def query(self, *_: Any) -> Any:
+        raise StoreError(
+            "Code: 241. DB::Exception: Memory limit (total) exceeded: would use 9.00 GiB"
+            " (attempt to allocate chunk of 4 MiB), maximum: 8.00 GiB. (MEMORY_LIMIT_EXCEEDED)"
+        )
+
+
+def test_a_failing_query_puts_the_alert_in_error_with_the_reason(world: World) -> None:
+    created = world.create()
+    failing = Evaluator(
+        world.settings, world.meta, FailingStore(world.store), clock=lambda: world.clock[0]
+    )
+    world.at(1)
+    [report] = failing.tick()
+    assert report.state == "ERROR" and report.notification is None
+    [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    assert check["state"] == "ERROR"
+    assert check["error"].startswith("the query needed more memory than its limit")
+    assert world.hooks.on("/hook") == []
+
+
+def test_a_test_notification_has_the_shape_of_a_real_one(world: World) -> None:
+    created = world.create()
+    [outcome] = world.alerts.send_test(world.tenant, created["id"])
+    assert outcome["ok"] is True
+    [sent] = world.hooks.on("/hook")
+    assert sent.signed_by(created["webhook_secret"])
+    body = sent.json()
+    assert body["notification"] == "test"
+    assert set(body) == {"alert", "notification", "state", "previous_state", "check"}
+    assert set(body["check"]) == {"id", "time", "from", "to", "calculation", "threshold", "values"}

@@ -1,0 +1,68 @@
+"""Notifications never reach into the operator's network unless allowed."""
+
+from __future__ import annotations
+
+import pytest
+
+from limelight.alerts.destinations import DestinationPolicy, RefusedDestination, parse_networks
+
+REFUSED = [
+    "http://127.0.0.1/hook",
+    "http://127.1.2.3:8080/hook",
+    "http://10.0.0.5/hook",
+    "http://172.16.9.9/hook",
+    "http://192.168.1.1/hook",
+    "http://169.254.169.254/latest/meta-data",  # cloud metadata
+    "http://100.64.0.1/hook",  # shared address space
+    "http://0.0.0.0/hook",
+    "http://[::1]/hook",
+    "http://[::ffff:127.0.0.1]/hook",  # IPv4 written as IPv6
+    "http://[fd00:ec2::254]/hook",
+    "http://[fe80::1]/hook",
+    "http://224.0.0.1/hook",
+]
+
+
+@pytest.mark.parametrize("url", REFUSED)
+def test_literal_addresses_in_refused_ranges_are_refused(url: str) -> None:
+    with pytest.raises(RefusedDestination, match="LIMELIGHT_DESTINATION_ALLOW_NETWORKS"):
+        DestinationPolicy().check_url(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("ftp://example.com/x", "http:// or https://"),
+        ("file:///etc/passwd", "http:// or https://"),
+        ("https://user:pw@example.com/x", "credentials"),
+        ("https://token@example.com/x", "credentials"),
+        ("https:///nohost", "no host"),
+        ("https://example.com:99999/x", "valid URL"),
+        ("https://example.com/" + "x" * 3000, "longer than"),
+    ],
+)
+def test_only_plain_http_urls_are_destinations(url: str, reason: str) -> None:
+    with pytest.raises(RefusedDestination, match=reason):
+        DestinationPolicy().check_url(url)
+
+
+def test_public_addresses_and_names_pass_the_form_check() -> None:
+    policy = DestinationPolicy()
+    assert policy.check_url("https://hooks.slack.com/services/T/B/X").hostname == "hooks.slack.com"
+    assert policy.check_url("http://93.184.216.34:8080/hook").port == 8080
+
+
+def test_a_name_resolving_to_a_refused_address_is_refused_at_send_time() -> None:
+    with pytest.raises(RefusedDestination, match="127.0.0.1|::1"):
+        DestinationPolicy().resolve("http://localhost:9/hook")
+
+
+def test_the_operator_can_allow_networks() -> None:
+    policy = DestinationPolicy(parse_networks("127.0.0.0/8, ::1/128"))
+    assert policy.check_url("http://127.0.0.1:9/hook")
+    _, address = policy.resolve("http://127.0.0.1:9/hook")
+    assert str(address) == "127.0.0.1"
+    with pytest.raises(RefusedDestination):
+        policy.check_url("http://10.0.0.1/hook")  # only what was allowed
+    with pytest.raises(ValueError, match="not a network"):
+        parse_networks("10.0.0.0/33")
