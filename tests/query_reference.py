@@ -111,6 +111,10 @@ def generate_events(count: int, seed: int, now_ms: int, span_ms: int) -> list[di
             )
         if rnd.random() < 0.1:
             event["ratio"] = rnd.choice([0.5, 0.25, 1, 2.75])
+        if len(events) % 4 == 0:  # braces in key names (no draw: the sequence above stays)
+            event["a{b"] = len(events) % 3
+            event["a{{b"] = f"s{len(events) % 5}"
+            event["a}b"] = len(events) % 7 == 0
         events.append(event)
     return events
 

@@ -34,7 +34,7 @@ from limelight.query.calculations import (
 )
 from limelight.query.keys import SYSTEM_FIELDS, UNKNOWN, KeyExpr, StoredTypes
 from limelight.query.operators import OPERATORS, kinds_of, list_values, value_kind
-from limelight.query.spec import MAX_LIMIT, Filter, KeyRef, QueryFields
+from limelight.query.spec import MAX_LIMIT, Calculation, Filter, KeyRef, QueryFields
 from limelight.query.sql import Params
 
 MAX_OFFSET = 1_000_000
@@ -322,31 +322,47 @@ def _select_values(
     totals: list[str] = []
     series: list[str] | None = [] if resample else None
     for calc in fields.calculations or []:
-        spec = CALCULATIONS[calc.operator]
         names.append(value_name(calc.operator, calc.key, calc.alias))
-        if calc.key is None:
-            total, per_bucket, args = spec.template, spec.series, {}
-        elif calc.operator == "COUNT":
-            total, per_bucket = COUNT_WITH_KEY, COUNT_WITH_KEY_SERIES
-            args = {"e": stored.expr(calc.key).exists}
-        elif spec.per_kind:
-            parts = [
-                f"ifNull({spec.template.format(k=expr)}, 0)"
-                for expr in stored.expr(calc.key).scalars.values()
-            ]
-            total, per_bucket, args = " + ".join(parts) or "0", None, {}
-        else:
-            total, per_bucket = spec.template, spec.series
-            args = {"n": stored.expr(calc.key).scalars.get("number", NO_NUMBER)}
-        totals.append(total.format(**args))
+        total, per_bucket = _calculation_sql(calc, stored, resample, index)
+        totals.append(total)
         if series is not None and per_bucket is not None:
-            series.append(per_bucket.format(r=resample, i=index, **args))
+            series.append(per_bucket)
         else:
             series = None
     if not names:  # group_bys alone: count per group
         names, totals = ["COUNT"], ["count()"]
         series = [COUNT_SERIES.format(r=resample, i=index)] if resample else None
     return _Values(names, totals, series)
+
+
+def _calculation_sql(
+    calc: Calculation, stored: StoredTypes, resample: str, index: str
+) -> tuple[str, str | None]:
+    """One calculation's total and, when ``resample`` is given and it has one, its series.
+
+    Each template is formatted exactly once: the SQL it is given holds key names,
+    which may contain braces (``a{b`` is a legal JSON key), and a second ``format``
+    would read those as placeholders.
+    """
+    spec = CALCULATIONS[calc.operator]
+    if calc.key is None:
+        args: dict[str, str] = {}
+        total, per_bucket = spec.template, spec.series
+    elif calc.operator == "COUNT":
+        args = {"e": stored.expr(calc.key).exists}
+        total, per_bucket = COUNT_WITH_KEY, COUNT_WITH_KEY_SERIES
+    elif spec.per_kind:
+        parts = [
+            f"ifNull({spec.template.format(k=expr)}, 0)"
+            for expr in stored.expr(calc.key).scalars.values()
+        ]
+        return " + ".join(parts) or "0", None
+    else:
+        args = {"n": stored.expr(calc.key).scalars.get("number", NO_NUMBER)}
+        total, per_bucket = spec.template, spec.series
+    if not resample or per_bucket is None:
+        return total.format(**args), None
+    return total.format(**args), per_bucket.format(r=resample, i=index, **args)
 
 
 def _buckets(timeframe: Timeframe, granularity_ms: int) -> int:

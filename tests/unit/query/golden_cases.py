@@ -169,6 +169,17 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         },
         RunOptions(),
     ),
+    # Braces are legal in JSON keys; the key `a{{b` is not the key `a{b`.
+    "calc_distinct_braced_keys": (
+        {
+            "calculations": [
+                {"operator": "COUNT_DISTINCT", "key": key} for key in ("a{b", "a{{b", "a}b")
+            ]
+            + [{"operator": "SUM", "key": "a{b"}, {"operator": "COUNT", "key": "a}b"}],
+            "filters": [{"key": "a{{b", "operation": "EXISTS"}],
+        },
+        RunOptions(),
+    ),
     "calc_over_text_only": (
         {
             "calculations": [
