@@ -180,6 +180,13 @@ def test_an_inline_events_query_with_limit_and_offset(runs: Runs) -> None:
         ({"limit": 0}, "limit"),
         ({"offset": -1}, "offset"),
         ({"granularity": 0}, "granularity"),
+        # Beyond 64 bits (2**63 made a 500) and beyond any date: refused by name.
+        ({"from": 2**63, "to": 2**63 + 1}, "from"),
+        ({"to": 2**63}, "to"),
+        ({"from": -1}, "from"),
+        ({"granularity": 2**63}, "granularity"),
+        ({"granularity": 2**64 + 1}, "granularity"),
+        ({"offset": 2**63}, "offset"),
         ({"colour": "red"}, "colour"),
         ({"query": {"calculations": [{"operator": "MODE"}]}}, "query.calculations[0].operator"),
         ({"query_id": "abc"}, "query_id"),  # both query and query_id
