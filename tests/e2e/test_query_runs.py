@@ -222,9 +222,28 @@ def test_an_engine_failure_is_a_failed_run_with_a_reason(runs: Runs) -> None:
         }
     )
     assert body["query_run"]["status"] == "FAILED"
-    assert body["query_run"]["error"].startswith("the events store could not run the query")
-    assert "re2" in body["query_run"]["error"] or "regular expression" in body["query_run"]["error"]
+    assert body["query_run"]["error"] == (
+        "a regular expression of the query is not valid RE2 syntax"
+        " (the value of a MATCH_REGEX filter, or the needle with isRegex)"
+    )
     assert body["data"] is None
+
+
+@pytest.mark.parametrize("operation", ["LIKE", "NOT_LIKE"])
+def test_a_like_pattern_ending_in_a_backslash_is_refused_naming_the_filter(
+    runs: Runs, operation: str
+) -> None:
+    """It used to be a FAILED run quoting the engine's plan, the tenant filter included."""
+    query = {"filters": [{"key": "level", "operation": operation, "value": "\\"}]}
+    r = runs.create({"query": query, **window()})
+    assert r.status_code == 400, r.text
+    assert r.json()["errors"] == [
+        {
+            "field": "query.filters[0].value",
+            "message": "a LIKE pattern cannot end in a lone backslash: a backslash escapes the"
+            " character after it (\\%, \\_); write \\\\ for a backslash",
+        }
+    ]
 
 
 def test_runs_and_queries_of_another_tenant_are_not_found(

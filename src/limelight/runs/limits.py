@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from limelight.errors import BadRequest
+from limelight.runs.engine_errors import (
+    CANNOT_COMPILE_REGEXP,
+    CANNOT_PARSE_ESCAPE_SEQUENCE,
+    MEMORY_LIMIT_EXCEEDED,
+    TIMEOUT_EXCEEDED,
+    TOO_MANY_ROWS_OR_BYTES,
+    describe_code,
+    error_code,
+)
 from limelight.settings import MIB, Settings
 
 DAY_MS = 24 * 3600 * 1000
@@ -56,20 +64,34 @@ def _describe_bytes(size: int) -> str:
 
 
 def store_failure_message(detail: str, limits: RunLimits) -> str:
-    """What a failed run reports: the cause in a sentence, not the engine's internals."""
-    if "TIMEOUT_EXCEEDED" in detail or "Timeout exceeded" in detail:
+    """What a failed run reports: the cause in the query's terms, never the engine's text.
+
+    Known by the engine's error code; one without a sentence of its own is named by
+    its code, which is all an operator needs to look it up.
+    """
+    code = error_code(detail)
+    if code == TIMEOUT_EXCEEDED:
         return timeout_message(limits.max_run_seconds)
-    if "TOO_MANY_ROWS_OR_BYTES" in detail or "Limit for result exceeded" in detail:
+    if code == TOO_MANY_ROWS_OR_BYTES:
         return result_too_large_message(limits)
-    if "MEMORY_LIMIT_EXCEEDED" in detail:
+    if code == MEMORY_LIMIT_EXCEEDED:
         limit = _describe_bytes(limits.max_memory_bytes)
         return (
             f"the query needed more memory than its limit of {limit};"
             " narrow the timeframe, add filters or group by fewer keys"
         )
-    found = re.search(r"DB::Exception: (.+?)(?: \(version | Stack trace|$)", detail, re.DOTALL)
-    reason = (found.group(1) if found else detail).strip().splitlines()[0][:300]
-    return f"the events store could not run the query: {reason}"
+    if code == CANNOT_COMPILE_REGEXP:
+        return (
+            "a regular expression of the query is not valid RE2 syntax"
+            " (the value of a MATCH_REGEX filter, or the needle with isRegex)"
+        )
+    if code == CANNOT_PARSE_ESCAPE_SEQUENCE:
+        return (
+            "a LIKE pattern ends in a lone backslash (the value of a LIKE or NOT_LIKE filter,"
+            " or the key it names); a backslash escapes the character after it: write \\\\"
+            " for a backslash"
+        )
+    return f"the events store could not run the query ({describe_code(code)})"
 
 
 def timeout_message(max_run_seconds: float) -> str:
