@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ class Tenant:
     environment_id: str
     ingest_key: str
     admin_key: str
+    owner_id: str = ""  # the user the admin key acts for (the author of what it saves)
 
 
 @dataclass
@@ -101,7 +103,9 @@ class LiveServer:
         common = ["--workspace", ws["workspaceId"], "--environment", env["environmentId"]]
         ingest = self.cli_json("keys", "create", "--kind", "ingest", *common)
         admin = self.cli_json("keys", "create", "--kind", "admin", *common)
-        return Tenant(ws["workspaceId"], env["environmentId"], ingest["key"], admin["key"])
+        return Tenant(
+            ws["workspaceId"], env["environmentId"], ingest["key"], admin["key"], admin["userId"]
+        )
 
     def read(self, admin_key: str, dataset: str | None = None, limit: int = 1000) -> list[Any]:
         """The newest stored events of the key's environment, newest first."""
@@ -148,3 +152,29 @@ def launch(
     server = LiveServer(data_dir=data_dir, port=port, env=env, serve_args=serve_args)
     server.start()
     return server
+
+
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def postgres_schema() -> Iterator[str]:
+    """The URL of a fresh schema on 127.0.0.1:5432 (database ``test``), dropped afterwards;
+    the test is skipped, saying why, when no server answers there."""
+    import pytest
+    from sqlalchemy import create_engine, text
+
+    try:
+        admin = create_engine(PG_URL, connect_args={"connect_timeout": 2})
+        with admin.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        pytest.skip(f"PostgreSQL is not reachable on 127.0.0.1:5432 (db test): {exc}")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()

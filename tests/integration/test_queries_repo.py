@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, delete, text
+from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
 from limelight.errors import Forbidden, NotFound
@@ -23,26 +23,7 @@ from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import Alert, QueryRun, SavedQuery
-
-PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-
-
-def _postgres_schema() -> Iterator[str]:
-    try:
-        admin = create_engine(PG_URL, connect_args={"connect_timeout": 2})
-        with admin.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception as exc:
-        pytest.skip(f"PostgreSQL is not reachable on 127.0.0.1:5432 (db test): {exc}")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+from tests.support import postgres_schema
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -53,7 +34,7 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetaDB]:
         yield meta
         meta.dispose()
         return
-    schemas = _postgres_schema()
+    schemas = postgres_schema()
     url = next(schemas)
     meta = MetaDB(url)
     try:
