@@ -1,0 +1,42 @@
+"""Every event time the ingest accepts is stored as sent, to the millisecond."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from limelight.ingest.service import Origin, ingest_body
+from limelight.store.events.base import Tenant
+from limelight.store.events.reading import read_events
+from tests import query_reference as ref
+from tests.unit.ingest.limits import limits
+
+TENANT = Tenant("ws_times", "env_times")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return ref.shared_chdb_store(tmp_path_factory)
+
+
+@pytest.mark.parametrize(
+    ("sent", "stored_ms"),
+    [
+        (946_684_800_000, 946_684_800_000),  # 2000-01-01, the earliest time kept
+        ("2000-06-01T12:00:00.250Z", 959_860_800_250),
+        (999_999_999_999, 999_999_999_999),  # 2001-09-09, the last 12-digit millisecond
+        (1_000_000_000_000, 1_000_000_000_000),
+        (1_795_000_000_123, 1_795_000_000_123),
+    ],
+)
+def test_event_times_are_stored_to_the_millisecond(store: Any, sent: Any, stored_ms: int) -> None:
+    # Times before 2001-09-09 (12 digits of milliseconds) failed the whole batch with a 500:
+    # the engine reads a bare 12-digit number as a date and time, not as milliseconds.
+    dataset = f"t{stored_ms}"
+    body = orjson.dumps([{"timestamp": sent, "n": 1}, {"n": 2}])
+    outcome = ingest_body(store, Origin(TENANT, dataset), body, limits())
+    assert outcome.accepted == 2
+    stored = [e for e in read_events(store, TENANT, dataset) if e["n"] == 1]
+    assert [e["_timestamp"] for e in stored] == [stored_ms]
