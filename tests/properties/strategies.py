@@ -44,11 +44,13 @@ ODD_TIMES = [
     "\u00b2", "\u00b3", "\u2460", "\u0661\u0667", "-", ".", "-.5", "1e3", "0x10", " 12 ",
     "2024-05-01", "2024-05-01T10:00:00Z", "2024-05-01T10:00:00+25:00", "0001-01-01",
     "9999-12-31T23:59:59-23:59", "1700000000", "1700000000000", "1700000000000000000",
+    "2000-06-01T00:00:00Z", "946684800000",
     "9" * 30, "nan", "inf", "", "\ud7ff",
 ]  # fmt: skip
 times = st.one_of(
     st.sampled_from(ODD_TIMES),
     st.integers(),
+    st.integers(946_684_800_000, 999_999_999_999),  # 2000-01-01 to 2001-09-09, in ms
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(alphabet="0123456789.-+eE:TZ \u00b2\u2460", max_size=25),
 )
@@ -163,7 +165,11 @@ trace_ids = st.one_of(
 span_ids = st.one_of(
     st.binary(min_size=8, max_size=8).filter(any), st.binary(max_size=9), st.just(b"")
 )
-nanos = st.one_of(st.integers(0, 2**64 - 1), st.just(1_700_000_000_000_000_000))
+nanos = st.one_of(
+    st.integers(0, 2**64 - 1),
+    st.just(1_700_000_000_000_000_000),
+    st.integers(946_684_800, 999_999_999_999_999_999),  # around 2000, in any unit
+)
 
 
 @st.composite
