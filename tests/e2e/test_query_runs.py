@@ -246,6 +246,41 @@ def test_a_like_pattern_ending_in_a_backslash_is_refused_naming_the_filter(
     ]
 
 
+def test_a_key_holding_an_object_exists_when_the_object_holds_a_value(
+    server: LiveServer,
+) -> None:
+    """EXISTS on `error` used to miss every event whose error was an object."""
+    tenant = server.new_tenant()
+    at = int(time.time() * 1000) - HOUR
+    errors: list[Any] = [
+        {"message": "boom", "stack": "at x"},
+        {"message": "bang"},
+        "plain text",
+        [],
+        {},  # nothing inside: missing
+        {"message": None},  # only a null inside: missing
+        None,
+    ]
+    events = [{"timestamp": at + i, "n": i, "error": e} for i, e in enumerate(errors)]
+    assert server.send(tenant.ingest_key, "logs", [*events, {"n": 7}]).status_code == 202
+    runs = Runs(server, tenant.admin_key)
+
+    def matching(query: dict[str, Any]) -> Any:
+        body = runs.finished({"query": query, **window()})
+        assert body["query_run"]["status"] == "COMPLETED", body
+        return body["data"]
+
+    exists = matching({"filters": [{"key": "error", "operation": "EXISTS"}]})
+    assert sorted(e["n"] for e in exists["events"]) == [0, 1, 2, 3]
+    missing = matching({"filters": [{"key": "error", "operation": "DOES_NOT_EXIST"}]})
+    assert sorted(e["n"] for e in missing["events"]) == [4, 5, 6, 7]
+    counted = matching({"calculations": [{"operator": "COUNT", "key": "error"}]})
+    assert counted["aggregates"][0]["values"]["COUNT(error)"] == 4
+    other = matching({"filters": [{"key": "error", "operation": "!=", "value": "plain text"}]})
+    assert sorted(e["n"] for e in other["events"]) == [0, 1, 3]
+    runs.client.close()
+
+
 def test_runs_and_queries_of_another_tenant_are_not_found(
     runs: Runs, their_runs: Runs, server: LiveServer, tenants: tuple[Tenant, Tenant]
 ) -> None:

@@ -652,3 +652,16 @@ def json_keys(fields: QueryFields) -> list[str]:
     keys += [c.key for c in fields.calculations or [] if c.key]
     keys += [g.key for g in fields.group_bys or []]
     return sorted({k for k in keys if k not in SYSTEM_FIELDS})
+
+
+def presence_keys(fields: QueryFields) -> list[str]:
+    """The JSON paths whose presence a run of ``fields`` tests (EXISTS, DOES_NOT_EXIST, the
+    negated operations, COUNT with a key): for ``StoredTypes.below``, the paths under them."""
+    keys = [
+        f.key
+        for f in fields.filters or []
+        if f.operation in OPERATORS
+        and (OPERATORS[f.operation].presence or OPERATORS[f.operation].negates)
+    ]
+    keys += [c.key for c in fields.calculations or [] if c.operator == "COUNT" and c.key]
+    return sorted({k for k in keys if k not in SYSTEM_FIELDS})

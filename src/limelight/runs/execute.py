@@ -9,8 +9,8 @@ from concurrent.futures import Executor, Future
 import orjson
 
 from limelight.errors import StoreError
-from limelight.query.compile import CompiledQuery, Plan, json_keys
-from limelight.query.keys import StoredTypes
+from limelight.query.compile import CompiledQuery, Plan, json_keys, presence_keys
+from limelight.query.keys import MAX_LISTED_SUB_PATHS, StoredTypes
 from limelight.query.results import events_rows, newest_rows, shape
 from limelight.query.spec import QueryFields
 from limelight.runs.limits import (
@@ -20,7 +20,7 @@ from limelight.runs.limits import (
     timeout_message,
 )
 from limelight.store.events.base import EventStore, QueryResult, Tenant
-from limelight.store.events.paths import stored_types
+from limelight.store.events.paths import paths_below, stored_types
 
 
 class RunFailed(Exception):
@@ -47,15 +47,20 @@ def typed_plan(
     ``untyped`` (every type read) serves when the query reads no JSON key. The
     lookup costs a few milliseconds; reading only the types held saves about
     0.1 s per absent type over 10M events (P99 of a number, COUNT_DISTINCT of a string).
+    The keys whose presence the run tests also get the paths below them (an object
+    is stored as those), 3.5 ms more, so that presence reads only those paths.
     """
     keys = json_keys(fields)
     if not keys:
         return untyped
     try:
         held = stored_types(store, tenant, keys, limits.max_run_seconds)
+        below = paths_below(
+            store, tenant, presence_keys(fields), MAX_LISTED_SUB_PATHS, limits.max_run_seconds
+        )
     except StoreError as exc:
         raise RunFailed(store_failure_message(str(exc), limits)) from exc
-    return compile_with(StoredTypes(held))
+    return compile_with(StoredTypes(held, below))
 
 
 def _run_side_by_side(
