@@ -7,8 +7,9 @@ compiler shows up as a disagreement here.
 
 Semantics (the README quotes the table in ``limelight/query/__init__.py``):
 - A key is a dotted path through nested objects (``a.b`` also finds a key named
-  ``"a.b"``); keys ``_timestamp``, ``_dataset``, ``_service``, ``_namespace``,
-  ``_id`` are the system fields. A JSON null is the same as a missing key.
+  ``"a.b"``; when an event names one path both ways, its first value counts);
+  keys ``_timestamp``, ``_dataset``, ``_service``, ``_namespace``, ``_id`` are
+  the system fields. A JSON null is the same as a missing key.
 - A key is present when it holds a value, an array or an object with a value
   somewhere inside (an empty object, or one of nulls, is missing); EXISTS,
   DOES_NOT_EXIST, COUNT with a key and the negated operations test presence.
@@ -122,6 +123,9 @@ def generate_events(count: int, seed: int, now_ms: int, span_ms: int) -> list[di
             ][len(events) % 6 // 2]
         elif len(events) % 12 == 2:
             event["error"] = "text"
+        if len(events) % 10 == 7:  # one path named twice: the first value counts
+            event["twice.n"] = len(events) % 3
+            event["twice"] = {"n": "second", "other": True}
         if len(events) % 4 == 0:  # braces in key names (no draw: the sequence above stays)
             event["a{b"] = len(events) % 3
             event["a{{b"] = f"s{len(events) % 5}"
@@ -153,7 +157,10 @@ def _leaves(obj: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any
 
 
 def make_record(event: dict[str, Any], raw: bytes, system: dict[str, Any]) -> Record:
-    return Record(event, raw.decode(), system, dict(_leaves(event)))
+    flat: dict[str, Any] = {}
+    for path, value in _leaves(event):
+        flat.setdefault(path, value)  # a path named twice ({"a.b": 1, "a": {"b": 2}}): the first
+    return Record(event, raw.decode(), system, flat)
 
 
 def kind_of(value: Any) -> str:

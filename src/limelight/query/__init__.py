@@ -13,6 +13,8 @@ Keys
 - ``_dataset``, ``_service``, ``_namespace``, ``_id``: the system fields (strings).
 - Any other key is a path into the event: ``data.userId`` finds
   ``{"data": {"userId": ..}}`` and a key named ``"data.userId"`` alike.
+  When an event names one path both ways (``{"a.b": 1, "a": {"b": 2}}``),
+  its first value counts (a null does not); the event is kept as sent.
 
 A JSON ``null`` and a missing key are "missing". A key holding an array (even an
 empty one) or an object is present, as long as the object holds a value

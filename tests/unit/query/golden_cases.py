@@ -75,6 +75,17 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
     # A key holding an object is present when the object holds a value; read whole here.
     "op_exists_object": (_filter("EXISTS", "error"), RunOptions()),
     "op_ne_object": (_filter("!=", "error", "text"), RunOptions()),
+    # {"twice.n": 1, "twice": {"n": "second"}}: the first value of the path counts.
+    "calc_path_named_twice": (
+        {
+            "calculations": [
+                {"operator": "SUM", "key": "twice.n"},
+                {"operator": "COUNT_DISTINCT", "key": "twice.n"},
+            ],
+            "group_bys": [{"key": "twice.n"}],
+        },
+        RunOptions(),
+    ),
     # needle
     "needle_plain": ({"needle": {"value": "TIMEOUT"}}, RunOptions()),
     "needle_case": ({"needle": {"value": "Timeout", "matchCase": True}}, RunOptions()),

@@ -24,10 +24,13 @@ INSERT_COLUMNS = (
 # store a string that looks like a date ("2024-05-01", "2024-05-01T10:00:00Z") as
 # a Date or DateTime, which string filters and groups then miss, and read
 # booleans in a mixed array as numbers: a value keeps the kind it was sent with.
+# An event may name one path twice ({"a.b": 1, "a": {"b": 2}}): the engine refused the
+# whole INSERT; it now keeps the first value (nulls do not count), `raw` keeps both.
 JSON_PARSE_SETTINGS: Mapping[str, int] = {
     "input_format_try_infer_dates": 0,
     "input_format_try_infer_datetimes": 0,
     "input_format_json_read_bools_as_numbers": 0,
+    "type_json_skip_duplicated_paths": 1,
 }
 
 

@@ -1,4 +1,4 @@
-"""Every event time the ingest accepts is stored as sent, to the millisecond."""
+"""What the ingest accepts is stored on chDB: every time, every shape of keys."""
 
 from __future__ import annotations
 
@@ -40,3 +40,19 @@ def test_event_times_are_stored_to_the_millisecond(store: Any, sent: Any, stored
     assert outcome.accepted == 2
     stored = [e for e in read_events(store, TENANT, dataset) if e["n"] == 1]
     assert [e["_timestamp"] for e in stored] == [stored_ms]
+
+
+def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(store: Any) -> None:
+    # {"a.b": 1, "a": {"b": 2}} names the path a.b twice; the engine refused the INSERT,
+    # and with it the whole batch, with a 500.
+    events = [{"n": 1, "a.b": 1, "a": {"b": 2}}, {"n": 2, "x": {"a": {"b": None}, "a.b": 3}}]
+    outcome = ingest_body(store, Origin(TENANT, "twice"), orjson.dumps(events), limits())
+    assert outcome.accepted == 2
+    stored = sorted(read_events(store, TENANT, "twice"), key=lambda e: e["n"])
+    assert [{k: e[k] for k in e if not k.startswith("_")} for e in stored] == events
+    rows = store.query(
+        f"SELECT data.a.b.:Int64 AS first, data.x.a.b.:Int64 AS only FROM {store.table}"
+        " WHERE workspace_id = {ws:String} AND dataset = 'twice' ORDER BY data.n.:Int64",
+        {"ws": TENANT.workspace_id},
+    ).rows
+    assert rows == [{"first": 1, "only": None}, {"first": None, "only": 3}]
