@@ -90,9 +90,13 @@ deep_texts = st.builds(
 @st.composite
 def element_texts(draw: st.DrawFn) -> str:
     """One element of a batch as JSON text: an event, another value, or very deep nesting."""
-    kind = draw(st.sampled_from(["event", "event", "event", "value", "deep"]))
+    kind = draw(st.sampled_from(["event", "event", "event", "value", "deep", "twice"]))
     if kind == "deep":
         return draw(deep_texts)
+    if kind == "twice":  # one path named both ways: {"x.y": .., "x": {"y": ..}}
+        first, second = draw(json_values), draw(json_values)
+        pair = [("x.y", first), ("x", {"y": second})]
+        return json.dumps(dict(pair if draw(st.booleans()) else pair[::-1]))
     value = draw(events if kind == "event" else json_values)
     return json.dumps(value, ensure_ascii=draw(st.booleans()))
 
