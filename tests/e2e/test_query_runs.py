@@ -223,8 +223,7 @@ def test_an_engine_failure_is_a_failed_run_with_a_reason(runs: Runs) -> None:
     )
     assert body["query_run"]["status"] == "FAILED"
     assert body["query_run"]["error"] == (
-        "a regular expression of the query is not valid RE2 syntax"
-        " (the value of a MATCH_REGEX filter, or the needle with isRegex)"
+        "the regular expression in filters[0].value is not valid RE2 syntax"
     )
     assert body["data"] is None
 

@@ -54,8 +54,7 @@ def compiled(store: Any, query: dict[str, Any]) -> Plan:
 def test_a_regular_expression_the_engine_cannot_compile(store: Any) -> None:
     plan = compiled(store, {"filters": [{"key": "path", "operation": "MATCH_REGEX", "value": "("}]})
     assert failure_of(store, plan) == (
-        "a regular expression of the query is not valid RE2 syntax"
-        " (the value of a MATCH_REGEX filter, or the needle with isRegex)"
+        "the regular expression in filters[0].value is not valid RE2 syntax"
     )
 
 
@@ -63,7 +62,10 @@ def test_a_like_pattern_read_from_another_key_ending_in_a_backslash(store: Any) 
     # Validation cannot see a pattern that comes from the events themselves.
     flt = {"key": "path", "operation": "LIKE", "value": {"key": "path", "type": "string"}}
     plan = compiled(store, {"filters": [flt]})
-    assert failure_of(store, plan).startswith("a LIKE pattern ends in a lone backslash")
+    assert failure_of(store, plan) == (
+        "the LIKE pattern in filters[0].value ends in a lone backslash in some events"
+        " (read from the key it names); a backslash escapes the character after it"
+    )
 
 
 def test_any_other_engine_failure_gives_its_code_and_name(store: Any) -> None:

@@ -22,7 +22,7 @@ too few events, ``events`` only when ``newest`` cannot tell the page and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from limelight.query.calculations import (
@@ -98,6 +98,15 @@ class CompiledQuery:
 
 
 @dataclass(frozen=True)
+class PatternFields:
+    """The fields holding patterns the engine compiles as it runs (``filters[2].value``,
+    ``needle.value``), so that a failure to compile one can name them."""
+
+    regex: tuple[str, ...] = ()
+    like: tuple[str, ...] = ()  # LIKE patterns read from another key of the event
+
+
+@dataclass(frozen=True)
 class Plan:
     """What to run, and what ``results.shape`` needs to turn the rows into the run's data.
 
@@ -119,6 +128,7 @@ class Plan:
     # the engine answers from the primary key (0.015 s at 10M events): run it beside
     # the page rather than after it.
     cheap_count: bool = False
+    patterns: PatternFields = PatternFields()
 
 
 def default_granularity(timeframe: Timeframe) -> int:
@@ -641,8 +651,23 @@ def compile_run(
     """
     where = _Where(fields, workspace_id, environment_id, stored)
     if fields.calculations or fields.group_bys:
-        return _compile_calculations(fields, where, table, timeframe, options)
-    return _compile_events(fields, where, table, timeframe, options)
+        plan = _compile_calculations(fields, where, table, timeframe, options)
+    else:
+        plan = _compile_events(fields, where, table, timeframe, options)
+    return replace(plan, patterns=pattern_fields(fields))
+
+
+def pattern_fields(fields: QueryFields) -> PatternFields:
+    filters = list(enumerate(fields.filters or []))
+    regex = [f"filters[{i}].value" for i, f in filters if f.operation == "MATCH_REGEX"]
+    if fields.needle is not None and fields.needle.isRegex:
+        regex.append("needle.value")
+    like = [
+        f"filters[{i}].value"
+        for i, f in filters
+        if f.operation in ("LIKE", "NOT_LIKE") and isinstance(f.value, KeyRef)
+    ]
+    return PatternFields(tuple(regex), tuple(like))
 
 
 def json_keys(fields: QueryFields) -> list[str]:

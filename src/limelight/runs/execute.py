@@ -27,11 +27,18 @@ class RunFailed(Exception):
     """A run that ends FAILED; the message is shown to the client as the run's error."""
 
 
-def _run_statement(store: EventStore, statement: CompiledQuery, limits: RunLimits) -> QueryResult:
-    try:
-        return store.query(statement.sql, statement.params)
-    except StoreError as exc:
-        raise RunFailed(store_failure_message(str(exc), limits)) from exc
+def _statement_runner(
+    store: EventStore, plan: Plan, limits: RunLimits
+) -> Callable[[CompiledQuery], QueryResult]:
+    """Runs one statement of ``plan``; an engine failure becomes ``RunFailed``."""
+
+    def run(statement: CompiledQuery) -> QueryResult:
+        try:
+            return store.query(statement.sql, statement.params)
+        except StoreError as exc:
+            raise RunFailed(store_failure_message(str(exc), limits, plan.patterns)) from exc
+
+    return run
 
 
 def typed_plan(
@@ -67,13 +74,14 @@ def _run_side_by_side(
     store: EventStore, plan: Plan, limits: RunLimits, beside: Executor | None
 ) -> dict[str, QueryResult]:
     (first_name, first), *others = plan.statements.items()
+    run = _statement_runner(store, plan, limits)
     pending: dict[str, Future[QueryResult]] = {}
     if beside is not None:
-        pending = {name: beside.submit(_run_statement, store, st, limits) for name, st in others}
-    results = {first_name: _run_statement(store, first, limits)}
+        pending = {name: beside.submit(run, st) for name, st in others}
+    results = {first_name: run(first)}
     for name, statement in others:
         future = pending.get(name)
-        results[name] = future.result() if future else _run_statement(store, statement, limits)
+        results[name] = future.result() if future else run(statement)
     return results
 
 
@@ -92,22 +100,21 @@ def _run_events(
     instead, and is dropped if the page tells the count.
     """
     statements = plan.statements
+    run = _statement_runner(store, plan, limits)
     counting = None
     if plan.cheap_count and beside is not None:
-        counting = beside.submit(_run_statement, store, statements["count"], limits)
+        counting = beside.submit(run, statements["count"])
     results: dict[str, QueryResult] = {}
     for by_time in ("recent", "newest"):
         held = {name: r.rows for name, r in results.items()}
         if by_time in statements and newest_rows(plan, held) is None:
-            results[by_time] = _run_statement(store, statements[by_time], limits)
+            results[by_time] = run(statements[by_time])
     page, count = events_rows(plan, {name: r.rows for name, r in results.items()})
     if page is None:
-        results["events"] = _run_statement(store, statements["events"], limits)
+        results["events"] = run(statements["events"])
         page, count = events_rows(plan, {"events": results["events"].rows})
     if count is None:
-        results["count"] = (
-            counting.result() if counting else _run_statement(store, statements["count"], limits)
-        )
+        results["count"] = counting.result() if counting else run(statements["count"])
     return results
 
 

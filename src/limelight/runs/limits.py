@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from limelight.errors import BadRequest
+from limelight.query.compile import PatternFields
 from limelight.runs.engine_errors import (
     CANNOT_COMPILE_REGEXP,
     CANNOT_PARSE_ESCAPE_SEQUENCE,
@@ -63,13 +64,17 @@ def _describe_bytes(size: int) -> str:
     return f"{size // MIB}MB" if size % MIB == 0 else f"{size} bytes"
 
 
-def store_failure_message(detail: str, limits: RunLimits) -> str:
+def store_failure_message(
+    detail: str, limits: RunLimits, patterns: PatternFields | None = None
+) -> str:
     """What a failed run reports: the cause in the query's terms, never the engine's text.
 
     Known by the engine's error code; one without a sentence of its own is named by
-    its code, which is all an operator needs to look it up.
+    its code, which is all an operator needs to look it up. ``patterns`` name the
+    fields whose pattern the engine may have failed to compile.
     """
     code = error_code(detail)
+    patterns = patterns or PatternFields()
     if code == TIMEOUT_EXCEEDED:
         return timeout_message(limits.max_run_seconds)
     if code == TOO_MANY_ROWS_OR_BYTES:
@@ -81,17 +86,22 @@ def store_failure_message(detail: str, limits: RunLimits) -> str:
             " narrow the timeframe, add filters or group by fewer keys"
         )
     if code == CANNOT_COMPILE_REGEXP:
-        return (
-            "a regular expression of the query is not valid RE2 syntax"
-            " (the value of a MATCH_REGEX filter, or the needle with isRegex)"
-        )
+        return f"{_which('regular expression', patterns.regex)} is not valid RE2 syntax"
     if code == CANNOT_PARSE_ESCAPE_SEQUENCE:
+        where = _which("LIKE pattern", patterns.like)
         return (
-            "a LIKE pattern ends in a lone backslash (the value of a LIKE or NOT_LIKE filter,"
-            " or the key it names); a backslash escapes the character after it: write \\\\"
-            " for a backslash"
+            f"{where} ends in a lone backslash in some events (read from the key it names);"
+            " a backslash escapes the character after it"
         )
     return f"the events store could not run the query ({describe_code(code)})"
+
+
+def _which(what: str, fields: tuple[str, ...]) -> str:
+    if len(fields) == 1:
+        return f"the {what} in {fields[0]}"
+    if fields:
+        return f"a {what} of the query ({', '.join(fields)})"
+    return f"a {what} of the query"
 
 
 def timeout_message(max_run_seconds: float) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from limelight.query.compile import PatternFields
 from limelight.runs.limits import RunLimits, store_failure_message
 
 LIMITS = RunLimits(
@@ -36,7 +37,7 @@ def plan_text(code: int, name: str) -> str:
         (plan_text(396, "TOO_MANY_ROWS_OR_BYTES"), "the result is larger than the limit of 6MB"),
         (plan_text(241, "MEMORY_LIMIT_EXCEEDED"), "the query needed more memory than its limit"),
         (plan_text(427, "CANNOT_COMPILE_REGEXP"), "a regular expression of the query is not"),
-        (LIKE_FAILURE, "a LIKE pattern ends in a lone backslash"),
+        (LIKE_FAILURE, "a LIKE pattern of the query ends in a lone backslash"),
         (
             plan_text(43, "ILLEGAL_TYPE_OF_ARGUMENT"),
             "the events store could not run the query (error code 43: ILLEGAL_TYPE_OF_ARGUMENT)",
@@ -52,3 +53,24 @@ def test_engine_failures_are_told_by_their_code_without_the_engines_text(
     assert message.startswith(expected)
     for internal in ("1m84wsid", "1m84envid", "__table", "FUNCTION", "DB::Exception"):
         assert internal not in message
+
+
+@pytest.mark.parametrize(
+    ("patterns", "expected"),
+    [
+        (
+            PatternFields(regex=("filters[2].value",)),
+            "the regular expression in filters[2].value is not valid RE2 syntax",
+        ),
+        (
+            PatternFields(regex=("filters[0].value", "needle.value")),
+            "a regular expression of the query (filters[0].value, needle.value)"
+            " is not valid RE2 syntax",
+        ),
+    ],
+)
+def test_a_pattern_the_engine_cannot_compile_is_named_by_its_field(
+    patterns: PatternFields, expected: str
+) -> None:
+    detail = plan_text(427, "CANNOT_COMPILE_REGEXP")
+    assert store_failure_message(detail, LIMITS, patterns) == expected
