@@ -16,9 +16,9 @@ A key holding an object has no value of its own in the JSON column: the
 object is stored as the paths below it (``error.message``, ``error.stack``).
 So a key is present when its path holds a value or any path below it does;
 an empty object, or one holding only nulls, leaves no path and is missing.
-The paths below a key are tested one by one when the caller knows them and
-they are few (``StoredTypes.below``), else the object is read whole
-(``data.^error``), which costs more: see ``_presence``.
+The paths below a key are tested one by one when the caller knows them
+(``StoredTypes.below``, up to MAX_LISTED_SUB_PATHS), else the object is read
+whole (``data.^error``), which costs more: see ``_presence``.
 """
 
 from __future__ import annotations
@@ -127,8 +127,9 @@ def _presence(
 
     A listed path below is tested by the null map of each scalar type it holds,
     which reads one byte per event instead of the values: over 1M events with
-    three paths below ``error``, 0.044 s against 0.082 s for ``isNotNull`` of
-    each and 0.049 s for the object whole (``notEmpty(JSONAllPaths(data.^error))``).
+    three paths below ``error``, 0.024 s against 0.031 s for ``isNotNull`` of
+    each and 0.049 s for the object whole (``notEmpty(JSONAllPaths(data.^error))``);
+    ``isNotNull(data.error)`` alone, which misses the objects, took 0.019 s.
     """
     tests = [] if held == frozenset() else [f"isNotNull({path})"]
     if below is None:
