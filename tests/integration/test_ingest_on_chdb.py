@@ -56,3 +56,16 @@ def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(sto
         {"ws": TENANT.workspace_id},
     ).rows
     assert rows == [{"first": 1, "only": None}, {"first": None, "only": 3}]
+
+
+def test_a_batch_spanning_more_than_a_hundred_days_is_stored(store: Any) -> None:
+    # The engine refuses an INSERT touching more than 100 day partitions: a backfill of
+    # a year in one batch got a 500.
+    day = 86_400_000
+    events = [{"timestamp": 1_000_000_000_000 + i * day, "n": i} for i in range(250)]
+    outcome = ingest_body(store, Origin(TENANT, "backfill"), orjson.dumps(events), limits())
+    assert outcome.accepted == 250
+    stored = read_events(store, TENANT, "backfill")
+    assert sorted((e["n"], e["_timestamp"]) for e in stored) == [
+        (e["n"], e["timestamp"]) for e in events
+    ]

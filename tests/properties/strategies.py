@@ -101,9 +101,16 @@ def element_texts(draw: st.DrawFn) -> str:
     return json.dumps(value, ensure_ascii=draw(st.booleans()))
 
 
+DAY_MS = 86_400_000
+
+
 @st.composite
 def event_bodies(draw: st.DrawFn) -> bytes:
     """An Events API body: usually a JSON array of elements, sometimes spoilt."""
+    if draw(st.integers(0, 19)) == 0:  # a backfill: one event a day over months
+        start = draw(st.integers(946_684_800_000, 1_700_000_000_000))
+        days = draw(st.integers(1, 150))
+        return json.dumps([{"timestamp": start + i * DAY_MS, "i": i} for i in range(days)]).encode()
     elements = draw(st.lists(element_texts(), max_size=6))
     body = ("[" + ",".join(elements) + "]").encode()
     spoil = draw(st.sampled_from(["none", "none", "none", "cut", "insert", "bytes", "replace"]))

@@ -26,7 +26,7 @@ from tests.support import Tenant as LiveTenant
 from tests.unit.ingest.limits import limits
 
 TENANT = Tenant("ws_properties", "env_events")
-LIMITS = limits(64 * 1024, max_events=8)
+LIMITS = limits(64 * 1024, max_events=200)
 
 
 @pytest.fixture(scope="module")

@@ -65,6 +65,29 @@ def build_rows(
     return rows
 
 
+# The engine refuses an INSERT whose rows fall in more than 100 partitions (days, UTC):
+# a batch spanning more days is stored in several INSERTs, each within the limit.
+MAX_DAYS_PER_INSERT = 100
+DAY_MS = 86_400_000
+
+
+def store_rows(store: EventStore, tenant: Tenant, rows: list[EventRow]) -> None:
+    """Store the rows durably: one INSERT, or one per 100 days of event time."""
+    if not rows:
+        return
+    first = min(r.timestamp_ms for r in rows) // DAY_MS
+    if max(r.timestamp_ms for r in rows) // DAY_MS - first < MAX_DAYS_PER_INSERT:
+        store.insert(tenant, rows)
+        return
+    by_days: dict[int, list[EventRow]] = {}
+    for row in rows:
+        by_days.setdefault((row.timestamp_ms // DAY_MS - first) // MAX_DAYS_PER_INSERT, []).append(
+            row
+        )
+    for _, chunk in sorted(by_days.items()):
+        store.insert(tenant, chunk)
+
+
 def ingest_body(
     store: EventStore, origin: Origin, body: bytes, limits: IngestLimits
 ) -> IngestOutcome:
@@ -73,7 +96,7 @@ def ingest_body(
     rows = build_rows(
         origin, [(v.event, v.raw) for v in batch.valid], may_hold_secrets(body), batch.exact
     )
-    store.insert(origin.tenant, rows)
+    store_rows(store, origin.tenant, rows)
     return IngestOutcome(
         accepted=len(rows), invalid=batch.invalid, invalid_count=batch.invalid_count
     )

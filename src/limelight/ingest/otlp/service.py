@@ -12,7 +12,7 @@ from limelight.ingest.otlp.codec import Encoding, decode_request
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.signals import Signal
 from limelight.ingest.redact import may_hold_secrets, redact
-from limelight.ingest.service import Origin, build_rows
+from limelight.ingest.service import Origin, build_rows, store_rows
 from limelight.store.events.base import EventRow, EventStore
 
 
@@ -88,8 +88,7 @@ def ingest_otlp(
 ) -> OtlpOutcome:
     """Store the accepted items of one request (one insert); return after they are stored."""
     rows, rejections = otlp_rows(signal, origin, body, encoding, limits)
-    if rows:
-        store.insert(origin.tenant, rows)
+    store_rows(store, origin.tenant, rows)
     message = rejections.message()
     if message:
         message = f"{signal.items} rejected: {message}"
