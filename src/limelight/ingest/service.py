@@ -79,13 +79,12 @@ def store_rows(store: EventStore, tenant: Tenant, rows: list[EventRow]) -> None:
     if max(r.timestamp_ms for r in rows) // DAY_MS - first < MAX_DAYS_PER_INSERT:
         store.insert(tenant, rows)
         return
-    by_days: dict[int, list[EventRow]] = {}
+    chunks: dict[int, list[EventRow]] = {}
     for row in rows:
-        by_days.setdefault((row.timestamp_ms // DAY_MS - first) // MAX_DAYS_PER_INSERT, []).append(
-            row
-        )
-    for _, chunk in sorted(by_days.items()):
-        store.insert(tenant, chunk)
+        chunk = (row.timestamp_ms // DAY_MS - first) // MAX_DAYS_PER_INSERT
+        chunks.setdefault(chunk, []).append(row)
+    for _, chunk_rows in sorted(chunks.items()):
+        store.insert(tenant, chunk_rows)
 
 
 def ingest_body(
