@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support import LiveServer, Tenant, launch
+
+# Property tests (tests/properties): a bounded number of examples per test in `make test`;
+# HYPOTHESIS_PROFILE=thorough looks much further. No deadline: the machine is shared and
+# an example's time says nothing about its correctness.
+settings.register_profile(
+    "limelight",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("thorough", parent=settings.get_profile("limelight"), max_examples=5000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "limelight"))
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,12 @@ compiler shows up as a disagreement here.
 
 Semantics (the README quotes the table in ``limelight/query/__init__.py``):
 - A key is a dotted path through nested objects (``a.b`` also finds a key named
-  ``"a.b"``); keys ``_timestamp``, ``_dataset``, ``_service``, ``_namespace``,
-  ``_id`` are the system fields. A JSON null is the same as a missing key.
+  ``"a.b"``; when an event names one path both ways, its first value counts);
+  keys ``_timestamp``, ``_dataset``, ``_service``, ``_namespace``, ``_id`` are
+  the system fields. A JSON null is the same as a missing key.
+- A key is present when it holds a value, an array or an object with a value
+  somewhere inside (an empty object, or one of nulls, is missing); EXISTS,
+  DOES_NOT_EXIST, COUNT with a key and the negated operations test presence.
 - Values have a kind: string, number (not booleans), boolean, or array.
   A comparison only matches values of the kind of the filter's value.
 - Negated operations (!=, NOT_LIKE, DOES_NOT_INCLUDE, NOT_IN) match when the
@@ -111,6 +115,21 @@ def generate_events(count: int, seed: int, now_ms: int, span_ms: int) -> list[di
             )
         if rnd.random() < 0.1:
             event["ratio"] = rnd.choice([0.5, 0.25, 1, 2.75])
+        if len(events) % 6 in (1, 3, 5):  # objects that are present, or hold no value
+            event["error"] = [
+                {"message": f"boom {len(events) % 4}", "stack": "at x", "code": len(events) % 3},
+                {},
+                {"code": None, "inner": {}},
+            ][len(events) % 6 // 2]
+        elif len(events) % 12 == 2:
+            event["error"] = "text"
+        if len(events) % 10 == 7:  # one path named twice: the first value counts
+            event["twice.n"] = len(events) % 3
+            event["twice"] = {"n": "second", "other": True}
+        if len(events) % 4 == 0:  # braces in key names (no draw: the sequence above stays)
+            event["a{b"] = len(events) % 3
+            event["a{{b"] = f"s{len(events) % 5}"
+            event["a}b"] = len(events) % 7 == 0
         events.append(event)
     return events
 
@@ -138,7 +157,10 @@ def _leaves(obj: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any
 
 
 def make_record(event: dict[str, Any], raw: bytes, system: dict[str, Any]) -> Record:
-    return Record(event, raw.decode(), system, dict(_leaves(event)))
+    flat: dict[str, Any] = {}
+    for path, value in _leaves(event):
+        flat.setdefault(path, value)  # a path named twice ({"a.b": 1, "a": {"b": 2}}): the first
+    return Record(event, raw.decode(), system, flat)
 
 
 def kind_of(value: Any) -> str:
@@ -158,6 +180,14 @@ def get(record: Record, key: str) -> Any:
     if key in SYSTEM:
         return record.system[key]
     return record.flat.get(key)
+
+
+def present(record: Record, key: str) -> bool:
+    """The key holds a value of its own, or an object with a value somewhere inside."""
+    if key in SYSTEM or key in record.flat:
+        return True
+    below = key + "."
+    return any(path.startswith(below) for path in record.flat)
 
 
 # ---------------------------------------------------------------- filters
@@ -231,11 +261,12 @@ NEGATIONS = {"!=": "=", "NOT_LIKE": "LIKE", "DOES_NOT_INCLUDE": "INCLUDES", "NOT
 def matches_filter(record: Record, flt: Mapping[str, Any]) -> bool:
     op, actual = flt["operation"], get(record, flt["key"])
     if op == "EXISTS":
-        return actual is not None
+        return present(record, flt["key"])
     if op == "DOES_NOT_EXIST":
-        return actual is None
+        return not present(record, flt["key"])
     if op in NEGATIONS:
-        return actual is not None and not _positive(NEGATIONS[op], actual, flt.get("value"), record)
+        positive = actual is not None and _positive(NEGATIONS[op], actual, flt.get("value"), record)
+        return present(record, flt["key"]) and not positive
     return actual is not None and _positive(op, actual, flt.get("value"), record)
 
 
@@ -305,12 +336,12 @@ def _distinct_id(value: Any) -> tuple[str, Any] | None:
 
 
 def calculate(operator: str, key: str | None, records: list[Record]) -> Any:
-    present = [v for v in (get(r, key) for r in records) if v is not None] if key else []
-    numbers = [v for v in present if kind_of(v) == "number"]
+    values = [v for v in (get(r, key) for r in records) if v is not None] if key else []
+    numbers = [v for v in values if kind_of(v) == "number"]
     if operator == "COUNT":
-        return len(present) if key else len(records)
+        return sum(1 for r in records if present(r, key)) if key else len(records)
     if operator == "COUNT_DISTINCT":
-        return len({_distinct_id(v) for v in present} - {None})
+        return len({_distinct_id(v) for v in values} - {None})
     if operator == "SUM":
         return sum(numbers)
     if operator == "AVG":

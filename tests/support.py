@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from limelight.key_owners import admin_key_owner
 from limelight.settings import Settings
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
@@ -35,6 +37,7 @@ class Tenant:
     environment_id: str
     ingest_key: str
     admin_key: str
+    owner_id: str = ""  # the user the admin key acts for (the author of what it saves)
 
 
 @dataclass
@@ -115,13 +118,15 @@ class LiveServer:
         return MetaDB(url)
 
     def new_tenant(self, redact: bool = True) -> Tenant:
-        """A new workspace with an environment ``prod``, an ingest key and an admin key."""
+        """A new workspace with an environment ``prod``, an ingest key and an admin key
+        owned as ``limelight keys create`` owns it (the operator's account)."""
         with self.meta.session(immediate=True) as s:
             ws = repos.create_workspace(s, f"ws-{uuid.uuid4().hex[:10]}")
             env = repos.create_environment(s, ws, "prod", redact=redact)
+            owner = admin_key_owner(s, ws, None)
             ingest = repos.create_key(s, env, "ingest").value
-            admin = repos.create_key(s, env, "admin").value
-            return Tenant(ws.id, env.id, ingest, admin)
+            admin = repos.create_key(s, env, "admin", user_id=owner.id).value
+            return Tenant(ws.id, env.id, ingest, admin, owner.id)
 
     def read(self, admin_key: str, dataset: str | None = None, limit: int = 1000) -> list[Any]:
         """The newest stored events of the key's environment, newest first."""
@@ -168,3 +173,29 @@ def launch(
     server = LiveServer(data_dir=data_dir, port=port, env=env, serve_args=serve_args)
     server.start()
     return server
+
+
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def postgres_schema() -> Iterator[str]:
+    """The URL of a fresh schema on 127.0.0.1:5432 (database ``test``), dropped afterwards;
+    the test is skipped, saying why, when no server answers there."""
+    import pytest
+    from sqlalchemy import create_engine, text
+
+    try:
+        admin = create_engine(PG_URL, connect_args={"connect_timeout": 2})
+        with admin.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        pytest.skip(f"PostgreSQL is not reachable on 127.0.0.1:5432 (db test): {exc}")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()

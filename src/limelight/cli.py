@@ -22,6 +22,7 @@ from limelight.bootstrap import BootstrapResult, ensure_default
 from limelight.cli_accounts import integrations, users
 from limelight.cli_alerts import alerts, worker
 from limelight.errors import ExposedError
+from limelight.key_owners import admin_key_owner
 from limelight.settings import Settings
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
@@ -43,7 +44,8 @@ app.command()(worker)
 
 # Piped output gets a wide console: Rich would cut ids and keys at 80 columns.
 console = Console() if sys.stdout.isatty() else Console(width=240)
-errors = Console(stderr=True)
+# Not wrapped: an error may end in a command to copy.
+errors = Console(stderr=True, soft_wrap=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -248,21 +250,33 @@ def keys_create(
     workspace: Annotated[str, typer.Option(help="Workspace id or name.")] = "default",
     environment: Annotated[str, typer.Option(help="Environment id or name.")] = "prod",
     name: Annotated[str, typer.Option(help="A label for the key.")] = "",
+    user: Annotated[
+        str | None,
+        typer.Option(
+            help="Admin keys: the user (id or email, a member of the workspace) the key acts"
+            " for; default: the workspace's first member."
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Create a key bound to one environment. Admin keys are shown this once."""
     if kind not in repos.KEY_KINDS:
         raise typer.BadParameter("--kind must be ingest or admin")
+    if user is not None and kind != "admin":
+        raise typer.BadParameter("--user names the owner of an admin key")
     with meta_session(immediate=True) as s:
         ws = repos.find_workspace(s, workspace)
         env = repos.find_environment(s, environment, ws)
-        new = repos.create_key(s, env, kind, name)
+        owner = admin_key_owner(s, ws, user) if kind == "admin" else None
+        owner_id = owner.id if owner is not None else None
+        new = repos.create_key(s, env, kind, name, user_id=owner_id)
         if as_json:
-            print_json({"id": new.key.id, "kind": kind, "key": new.value,
-                        "workspaceId": ws.id, "environmentId": env.id})  # fmt: skip
+            print_json({"id": new.key.id, "kind": kind, "key": new.value, "workspaceId": ws.id,
+                        "environmentId": env.id, "userId": owner_id})  # fmt: skip
         else:
             console.print(f"created {kind} key {new.key.id}: {new.value}")
-            if kind == "admin":
+            if owner is not None:
+                console.print(f"it acts for {owner.email} (the author of what it saves)")
                 console.print("[dim]admin keys are shown once: keep it[/]")
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from tests.support import CLI, launch
 
+PASSWORD = "a long enough passphrase 42"
+
 
 @dataclass
 class Cli:
@@ -128,6 +130,8 @@ def test_environments_create_and_list(cli: Cli) -> None:
 def test_keys_create_list_and_revoke(cli: Cli) -> None:
     cli.json("workspaces", "create", "acme")
     env = cli.json("environments", "create", "prod", "--workspace", "acme")
+    cli.json("users", "create", "--email", "ann@acme.test", "--password", PASSWORD,
+             "--workspace", "acme")  # fmt: skip
     where = ["--workspace", "acme", "--environment", "prod"]
     ingest = cli.json("keys", "create", "--kind", "ingest", "--name", "web", *where)
     admin = cli.json("keys", "create", "--kind", "admin", *where)
@@ -156,3 +160,35 @@ def test_keys_create_list_and_revoke(cli: Cli) -> None:
     assert "nowhere" in cli.fails(
         "keys", "create", "--workspace", "acme", "--environment", "nowhere"
     )
+
+
+def test_admin_keys_act_for_a_member_of_the_workspace(cli: Cli) -> None:
+    """The owner of an admin key is the author of the queries it saves."""
+    cli.json("workspaces", "create", "acme")
+    cli.json("environments", "create", "prod", "--workspace", "acme")
+    where = ["--workspace", "acme", "--environment", "prod"]
+    refused = cli.fails("keys", "create", "--kind", "admin", *where)
+    assert "workspace 'acme' has no user to own an admin key" in refused
+    assert "limelight users create --email EMAIL --password-stdin --workspace acme" in refused
+
+    ann = cli.json("users", "create", "--email", "ann@acme.test", "--password", PASSWORD,
+                   "--workspace", "acme")  # fmt: skip
+    bob = cli.json("users", "create", "--email", "bob@acme.test", "--password", PASSWORD)
+    assert cli.json("keys", "create", "--kind", "admin", *where)["userId"] == ann["userId"]
+    refused = cli.fails("keys", "create", "--kind", "admin", "--user", "bob@acme.test", *where)
+    assert "bob@acme.test is not a member of workspace 'acme'" in refused
+    cli.ok("users", "add-to-workspace", "bob@acme.test", "acme")
+    owned = cli.json("keys", "create", "--kind", "admin", "--user", bob["userId"], *where)
+    assert owned["userId"] == bob["userId"]
+    assert "--user" in cli.fails("keys", "create", "--kind", "ingest", "--user", "ann", *where)
+    assert cli.json("keys", "create", "--kind", "ingest", *where)["userId"] is None
+
+
+def test_a_workspace_without_members_gets_the_operators_account(cli: Cli) -> None:
+    admin = cli.json("bootstrap")["adminEmail"]
+    cli.json("workspaces", "create", "beta")
+    cli.json("environments", "create", "prod", "--workspace", "beta")
+    key = cli.json("keys", "create", "--kind", "admin", "--workspace", "beta")
+    users = {u["email"]: u for u in cli.json("users", "list")}
+    assert key["userId"] == users[admin]["userId"]
+    assert "beta" in users[admin]["workspaces"]

@@ -116,6 +116,28 @@ def test_partly_invalid_batch_stores_the_valid_events_and_lists_the_others(
     assert stored == [0, 2, 7]
 
 
+def test_events_nested_too_deep_are_listed_and_odd_timestamps_are_stored(
+    server: LiveServer, tenant: Tenant, ds: str
+) -> None:
+    """Each of these made the whole batch a 500 (valid events lost) or not JSON."""
+
+    def deep(levels: int) -> bytes:
+        return b'{"k":' + b"[" * (levels - 1) + b"]" * (levels - 1) + b"}"
+
+    odd_times = [{"n": i, "timestamp": t} for i, t in enumerate(["\u00b2", "\u00b3", "\u2460"])]
+    body = b",".join([json.dumps(e).encode() for e in odd_times] + [deep(300), deep(5000)])
+    r = post(server, f"/events/v1/{ds}", b"[" + body + b',{"n": 5}]', tenant.ingest_key)
+    assert r.status_code == 400, r.text
+    reason = "the event nests objects and arrays more than 128 levels deep"
+    assert r.json()["invalid"] == [{"index": 3, "reason": reason}, {"index": 4, "reason": reason}]
+    assert sorted(e["n"] for e in server.read(tenant.admin_key, ds)) == [0, 1, 2, 5]
+    # The connection was not closed by a 500: the same client goes on.
+    with httpx.Client(base_url=server.url, headers={"x-api-key": tenant.ingest_key}) as client:
+        for _ in range(2):
+            r = client.post(f"/events/v1/{ds}", content=b"[" + deep(300) + b"]")
+            assert r.status_code == 400
+
+
 def test_a_batch_with_no_valid_event_is_a_400_listing_all(
     server: LiveServer, tenant: Tenant, ds: str
 ) -> None:

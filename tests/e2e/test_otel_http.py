@@ -246,6 +246,29 @@ def test_partial_success_in_json(server: LiveServer, tenant: Tenant) -> None:
     assert [e["name"] for e in stored(server, tenant, "partial-json")] == ["kept"]
 
 
+def test_spans_nested_too_deep_are_rejected_on_a_connection_that_stays_open(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    """A 300-dot key, a 5,000-dot secret key and JSON 1,000 levels deep each made a 500."""
+    deep = [
+        span("300 dots", start=NOW_NS, attributes={"a" + ".a" * 300: 1}),
+        span("secret", start=NOW_NS, attributes={"a." * 5000 + "token": "t"}),
+        span("kept", start=NOW_NS),
+    ]
+    headers = {"x-api-key": tenant.ingest_key, "x-dataset": "deep-spans"}
+    with httpx.Client(base_url=f"{server.url}/otel", headers=headers, timeout=30) as client:
+        r = client.post("/v1/traces", content=traces(deep).SerializeToString(), headers=PROTOBUF)
+        assert r.status_code == 200, r.text
+        partial = ExportTraceServiceResponse.FromString(r.content).partial_success
+        assert partial.rejected_spans == 2
+        assert "more than 128 levels deep" in partial.error_message
+        doc = orjson.dumps(otlp_json_spans("deep json"))
+        unknown = b'{"unknown": ' + b"[" * 1000 + b"]" * 1000 + b","  # ignored, at any depth
+        r = client.post("/v1/traces", content=unknown + doc[1:], headers=JSON)
+        assert r.status_code == 200, r.text
+    assert sorted(e["name"] for e in stored(server, tenant, "deep-spans")) == ["deep json", "kept"]
+
+
 def test_partial_success_for_logs(server: LiveServer, tenant: Tenant) -> None:
     request = logs([LogRecord(trace_id=b"\x01\x02"), LogRecord(time_unix_nano=NOW_NS)])
     r = post(server, tenant, "/v1/logs", request.SerializeToString(), PROTOBUF, "partial-logs")

@@ -105,7 +105,7 @@ def fields_of(query: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in query.items() if k not in ("id", "created_at", "updated_at", "author")}
 
 
-def test_create_then_get_returns_every_field_and_the_service_fields(api: Api) -> None:
+def test_create_then_get_returns_every_field_and_the_service_fields(api: Api, mine: Tenant) -> None:
     r = api.create(FULL)
     assert r.status_code == 200
     assert list(r.json()) == ["query"] and list(r.json()["query"]) == ["id"]
@@ -117,7 +117,9 @@ def test_create_then_get_returns_every_field_and_the_service_fields(api: Api) ->
     assert fields_of(query) == FULL
     assert query["id"] == query_id
     assert ISO_UTC.match(query["created_at"]) and query["updated_at"] == query["created_at"]
-    assert query["author"] is None  # the key belongs to no user
+    # A key made by `limelight keys create` acts for a user: the workspace's first member
+    # (here the operator's account, which the CLI made a member of the new workspace).
+    assert query["author"] == mine.owner_id != ""
 
 
 def test_every_field_may_be_omitted_and_service_fields_are_ignored(api: Api) -> None:
@@ -128,7 +130,7 @@ def test_every_field_may_be_omitted_and_service_fields_are_ignored(api: Api) -> 
     query_id = api.create_id(sent)
     query = api.get(query_id).json()["query"]
     assert query_id != "mine"
-    assert query["author"] is None
+    assert query["author"] not in ("someone", None)
     assert query["created_at"] != "2000-01-01T00:00:00Z"
     assert fields_of(query) == {"name": "n"}
 
@@ -144,6 +146,17 @@ def test_author_is_the_user_who_owns_the_key(
     assert own.get(query_id).json()["query"]["author"] == "user-42"
     # Another key of the same environment sees it, with its author.
     assert Api(server, mine.admin_key).get(query_id).json()["query"]["author"] == "user-42"
+
+
+def test_a_key_without_an_owner_is_named_as_the_author(
+    server: LiveServer, mine: Tenant, meta: MetaDB
+) -> None:
+    # Keys made before every admin key had an owner, in a workspace without members.
+    with meta.session(immediate=True) as s:
+        env = repos.find_environment(s, mine.environment_id)
+        new = repos.create_key(s, env, "admin")
+    query_id = Api(server, new.value).create_id({"name": "ownerless"})
+    assert Api(server, mine.admin_key).get(query_id).json()["query"]["author"] == new.key.id
 
 
 @pytest.mark.parametrize(
@@ -198,7 +211,7 @@ def test_update_changes_only_the_fields_sent(api: Api) -> None:
     assert after == api.get(query_id).json()["query"]
     assert after["name"] == "Renamed"
     assert fields_of(after) == {**FULL, "name": "Renamed"}
-    assert after["id"] == query_id and after["author"] is None
+    assert after["id"] == query_id and after["author"] == before["author"] != "ignored"
     assert after["created_at"] == before["created_at"]
     assert after["updated_at"] >= before["updated_at"]  # set to the time: see the repo test
 

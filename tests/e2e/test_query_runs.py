@@ -180,6 +180,13 @@ def test_an_inline_events_query_with_limit_and_offset(runs: Runs) -> None:
         ({"limit": 0}, "limit"),
         ({"offset": -1}, "offset"),
         ({"granularity": 0}, "granularity"),
+        # Beyond 64 bits (2**63 made a 500) and beyond any date: refused by name.
+        ({"from": 2**63, "to": 2**63 + 1}, "from"),
+        ({"to": 2**63}, "to"),
+        ({"from": -1}, "from"),
+        ({"granularity": 2**63}, "granularity"),
+        ({"granularity": 2**64 + 1}, "granularity"),
+        ({"offset": 2**63}, "offset"),
         ({"colour": "red"}, "colour"),
         ({"query": {"calculations": [{"operator": "MODE"}]}}, "query.calculations[0].operator"),
         ({"query_id": "abc"}, "query_id"),  # both query and query_id
@@ -215,9 +222,62 @@ def test_an_engine_failure_is_a_failed_run_with_a_reason(runs: Runs) -> None:
         }
     )
     assert body["query_run"]["status"] == "FAILED"
-    assert body["query_run"]["error"].startswith("the events store could not run the query")
-    assert "re2" in body["query_run"]["error"] or "regular expression" in body["query_run"]["error"]
+    assert body["query_run"]["error"] == (
+        "the regular expression in filters[0].value is not valid RE2 syntax"
+    )
     assert body["data"] is None
+
+
+@pytest.mark.parametrize("operation", ["LIKE", "NOT_LIKE"])
+def test_a_like_pattern_ending_in_a_backslash_is_refused_naming_the_filter(
+    runs: Runs, operation: str
+) -> None:
+    """It used to be a FAILED run quoting the engine's plan, the tenant filter included."""
+    query = {"filters": [{"key": "level", "operation": operation, "value": "\\"}]}
+    r = runs.create({"query": query, **window()})
+    assert r.status_code == 400, r.text
+    assert r.json()["errors"] == [
+        {
+            "field": "query.filters[0].value",
+            "message": "a LIKE pattern cannot end in a lone backslash: a backslash escapes the"
+            " character after it (\\%, \\_); write \\\\ for a backslash",
+        }
+    ]
+
+
+def test_a_key_holding_an_object_exists_when_the_object_holds_a_value(
+    server: LiveServer,
+) -> None:
+    """EXISTS on `error` used to miss every event whose error was an object."""
+    tenant = server.new_tenant()
+    at = int(time.time() * 1000) - HOUR
+    errors: list[Any] = [
+        {"message": "boom", "stack": "at x"},
+        {"message": "bang"},
+        "plain text",
+        [],
+        {},  # nothing inside: missing
+        {"message": None},  # only a null inside: missing
+        None,
+    ]
+    events = [{"timestamp": at + i, "n": i, "error": e} for i, e in enumerate(errors)]
+    assert server.send(tenant.ingest_key, "logs", [*events, {"n": 7}]).status_code == 202
+    runs = Runs(server, tenant.admin_key)
+
+    def matching(query: dict[str, Any]) -> Any:
+        body = runs.finished({"query": query, **window()})
+        assert body["query_run"]["status"] == "COMPLETED", body
+        return body["data"]
+
+    exists = matching({"filters": [{"key": "error", "operation": "EXISTS"}]})
+    assert sorted(e["n"] for e in exists["events"]) == [0, 1, 2, 3]
+    missing = matching({"filters": [{"key": "error", "operation": "DOES_NOT_EXIST"}]})
+    assert sorted(e["n"] for e in missing["events"]) == [4, 5, 6, 7]
+    counted = matching({"calculations": [{"operator": "COUNT", "key": "error"}]})
+    assert counted["aggregates"][0]["values"]["COUNT(error)"] == 4
+    other = matching({"filters": [{"key": "error", "operation": "!=", "value": "plain text"}]})
+    assert sorted(e["n"] for e in other["events"]) == [0, 1, 3]
+    runs.client.close()
 
 
 def test_runs_and_queries_of_another_tenant_are_not_found(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from limelight.store.events.base import Tenant
-from limelight.store.events.paths import stored_types
+from limelight.store.events.paths import paths_below, stored_types
 from tests import query_reference as ref
 
 NOW_MS = 1_795_000_000_000
@@ -72,3 +72,23 @@ def test_paths_beyond_the_columns_own_are_listed_too(store: Any) -> None:
     _store(store, tenant, [{f"k{i}": i for i in range(300)}])
 
     assert stored_types(store, tenant, ["k0", "k299"]) == {"k0": {"Int64"}, "k299": {"Int64"}}
+
+
+def test_the_paths_below_a_key_tell_whether_it_holds_an_object(store: Any) -> None:
+    tenant, other = Tenant("ws_paths5", "env_a"), Tenant("ws_paths5", "env_b")
+    _store(store, tenant, [{"error": {"message": "m", "stack": {"top": "f"}}, "errors": {"n": 1}}])
+    _store(store, tenant, [{"error.code": 5, "empty": {}, "wide": {f"k{i}": i for i in range(5)}}])
+    _store(store, other, [{"error": {"secret": 1}}])
+
+    below = paths_below(store, tenant, ["error", "empty", "wide", "nope"], most=4)
+
+    assert below == {
+        "error": {  # a dotted key is a path below too, as queries read it
+            "error.code": {"Int64"},
+            "error.message": {"String"},
+            "error.stack.top": {"String"},
+        },
+        "empty": {},  # an empty object leaves no path
+        "wide": None,  # more than `most`: read whole
+        "nope": {},
+    }

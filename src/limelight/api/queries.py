@@ -27,6 +27,8 @@ AdminKey = Annotated[KeyContext, Depends(admin_key)]
 
 # Set by the service; ignored when a client sends them.
 SERVICE_FIELDS = ("id", "created_at", "updated_at", "author")
+# The author of a query saved without one, by a key that had no owner (migration 0004).
+UNKNOWN_AUTHOR = "unknown"
 
 
 def iso_utc(moment: datetime) -> str:
@@ -41,7 +43,7 @@ def query_document(query: SavedQuery) -> dict[str, Any]:
         "id": query.id,
         "created_at": iso_utc(query.created_at),
         "updated_at": iso_utc(query.updated_at),
-        "author": query.author,
+        "author": query.author or UNKNOWN_AUTHOR,
     }
 
 
@@ -70,7 +72,7 @@ async def create_query(request: Request, key: AdminKey) -> Response:
 
     def create() -> str:
         with rt.meta.session(immediate=True) as s:
-            return repo.create_query(s, key.tenant, fields, key.user_id).id
+            return repo.create_query(s, key.tenant, fields, key.author).id
 
     return json_response({"query": {"id": await run_in_threadpool(create)}})
 

@@ -25,6 +25,7 @@ from limelight.api.body import read_body
 from limelight.api.deps import admin_key, runtime_of
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import BadRequest
+from limelight.query.compile import MAX_OFFSET
 from limelight.query.spec import MAX_LIMIT, QueryFields, validate_fields
 from limelight.runs import RunRequest, RunStatus, RunView
 from limelight.runtime import Runtime
@@ -35,16 +36,23 @@ AdminKey = Annotated[KeyContext, Depends(admin_key)]
 MAX_WAIT_SECONDS = 60.0
 
 
+# The last millisecond of the year 9999: every time a client can mean, and far from
+# the 64-bit range the run's record and the engine's parameters hold (2**63 made a 500).
+MAX_UNIX_MS = 253_402_300_799_999
+
+
 class RunBody(pydantic.BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     query_id: StrictStr | None = None
     query: dict[str, Any] | None = None
-    from_: int = Field(alias="from", description="unix milliseconds")
-    to: int = Field(description="unix milliseconds")
+    from_: int = Field(alias="from", ge=0, le=MAX_UNIX_MS, description="unix milliseconds")
+    to: int = Field(ge=0, le=MAX_UNIX_MS, description="unix milliseconds")
     limit: int | None = Field(None, ge=1, le=MAX_LIMIT)
-    offset: int | None = Field(None, ge=0)
-    granularity: int | None = Field(None, ge=1, description="bucket width in milliseconds")
+    offset: int | None = Field(None, ge=0, le=MAX_OFFSET)
+    granularity: int | None = Field(
+        None, ge=1, le=MAX_UNIX_MS, description="bucket width in milliseconds"
+    )
 
 
 def _parse(body: bytes) -> RunBody:

@@ -25,6 +25,12 @@ class KeyContext:
     def is_admin(self) -> bool:
         return self.kind == "admin"
 
+    @property
+    def author(self) -> str:
+        """Who the key acts for: its owner's user id, else (a key made without an owner,
+        before every admin key had one) the key's own id."""
+        return self.user_id or self.key_id
+
 
 def resolve_api_key(db: MetaDB, value: str | None) -> KeyContext | None:
     """The key's context, or None when it is missing, unknown, revoked or not an API key.

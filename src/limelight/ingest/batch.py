@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,12 @@ import orjson
 
 from limelight.errors import BadRequest
 from limelight.event_json import has_big_integer
+from limelight.ingest.nesting import (
+    MAX_EVENT_DEPTH,
+    array_elements,
+    may_nest_deeper_than,
+    nests_deeper_than,
+)
 
 __all__ = [
     "IngestLimits",
@@ -35,7 +42,10 @@ def loads(body: bytes) -> tuple[Any, bool]:
         raise BadRequest("the body is not valid JSON") from exc
     if not has_big_integer(body):
         return doc, False
-    return json.loads(body), True
+    try:
+        return json.loads(body), True
+    except RecursionError:  # nested deeper than the standard library reads (orjson: 1,024)
+        raise BadRequest("the body nests deeper than the parser reads") from None
 
 
 def dumps(value: Any, exact: bool) -> bytes:
@@ -87,32 +97,82 @@ def parse_batch(body: bytes, limits: IngestLimits) -> ParsedBatch:
     """
     if not body.strip():
         raise BadRequest("the body is empty; send a JSON array of events")
-    doc, exact = loads(body)
-    if not isinstance(doc, list):
-        raise BadRequest("the body must be a JSON array of events")
-    if not doc:
+    elements, exact = _elements(body)
+    if not elements:
         raise BadRequest("the array is empty; send at least one event")
-    if len(doc) > limits.max_events:
-        raise BadRequest(f"{len(doc)} events in one request; send at most {limits.max_events}")
+    if len(elements) > limits.max_events:
+        raise BadRequest(f"{len(elements)} events in one request; send at most {limits.max_events}")
     batch = ParsedBatch(exact=exact)
-    for index, element in enumerate(doc):
-        if not isinstance(element, dict):
-            batch.reject(
-                {"index": index, "reason": "the event is not a JSON object", "event": element},
-                limits,
-            )
+    for index, element in enumerate(elements):
+        if element is _TOO_DEEP:
+            batch.reject({"index": index, "reason": _TOO_DEEP_REASON}, limits)
             continue
-        raw = dumps(element, exact)
+        if not isinstance(element, dict):
+            batch.reject(_listed(index, "the event is not a JSON object", element, exact), limits)
+            continue
+        try:
+            raw = dumps(element, exact)
+        except (TypeError, RecursionError):  # orjson's JSONEncodeError is a TypeError
+            raw = None  # deeper than the serialiser writes
+        if raw is None or (
+            may_nest_deeper_than(raw, MAX_EVENT_DEPTH)
+            and nests_deeper_than(element, MAX_EVENT_DEPTH)
+        ):
+            batch.reject({"index": index, "reason": _TOO_DEEP_REASON}, limits)
+            continue
         if len(raw) >= limits.max_event_bytes:
-            batch.reject(
-                {
-                    "index": index,
-                    "reason": f"the event is {len(raw)} bytes; it must be under "
-                    f"{limits.max_event_bytes} bytes of JSON",
-                    "event": element,
-                },
-                limits,
+            reason = (
+                f"the event is {len(raw)} bytes; it must be under "
+                f"{limits.max_event_bytes} bytes of JSON"
             )
+            batch.reject({"index": index, "reason": reason, "event": orjson.Fragment(raw)}, limits)
             continue
         batch.valid.append(ValidEvent(index, element, raw))
     return batch
+
+
+# Stands for an element nested deeper than the parser reads (see ``nesting``).
+_TOO_DEEP = object()
+_TOO_DEEP_REASON = f"the event nests objects and arrays more than {MAX_EVENT_DEPTH} levels deep"
+
+
+def _elements(body: bytes) -> tuple[list[Any], bool]:
+    """The body's array elements, and whether the exact (stdlib) path was needed.
+
+    A body the parser refuses whole is split into its elements, each parsed on
+    its own: one nested deeper than the parser reads (orjson stops at 1,024
+    levels, the standard library at its recursion limit) is ``_TOO_DEEP`` and
+    the others are kept. Any other element that is not JSON makes the body not JSON.
+    """
+    try:
+        doc, exact = loads(body)
+    except BadRequest:
+        found = array_elements(body)
+        if found is None:
+            raise
+        out: list[Any] = []
+        exact = False
+        for element in found:
+            if element.depth > MAX_EVENT_DEPTH:
+                out.append(_TOO_DEEP)
+                continue
+            value, element_exact = loads(element.text)
+            out.append(value)
+            exact = exact or element_exact
+        return out, exact
+    if not isinstance(doc, list):
+        raise BadRequest("the body must be a JSON array of events")
+    return doc, exact
+
+
+def _listed(index: int, reason: str, element: Any, exact: bool) -> dict[str, Any]:
+    """A rejected element with itself as JSON text, or without it when it cannot be written.
+
+    As text, so the response holds what was parsed (integers beyond 64 bits
+    included) and its own nesting never counts against the serialiser's.
+    """
+    entry: dict[str, Any] = {"index": index, "reason": reason}
+    # Left out when nested deeper than the serialiser writes (orjson's error is a TypeError).
+    with contextlib.suppress(TypeError, RecursionError):
+        entry["event"] = orjson.Fragment(dumps(element, exact))
+    return entry

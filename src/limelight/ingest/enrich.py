@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -29,14 +30,22 @@ def _epoch_to_ms(number: float) -> float:
     return number / 1_000_000
 
 
+# An epoch sent as text: ASCII digits only. str.isdigit() also takes '²' and '①',
+# which float() refuses, and float() reads digits of every script.
+_EPOCH_TEXT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
 def _parse_time(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return _epoch_to_ms(value)
+        try:
+            return _epoch_to_ms(value)
+        except OverflowError:  # an integer beyond any float (kept exact when parsed)
+            return None
     if isinstance(value, str) and value:
         text = value.strip()
-        if text.lstrip("-").replace(".", "", 1).isdigit():
+        if _EPOCH_TEXT.fullmatch(text):
             return _epoch_to_ms(float(text))
         try:
             parsed = datetime.fromisoformat(text)

@@ -43,17 +43,22 @@ def is_secret_key(key: str) -> bool:
 
 
 def redact(value: Any) -> bool:
-    """Redact in place, at any depth; True when something was replaced."""
+    """Redact in place, at any depth; True when something was replaced.
+
+    A loop over the containers still to visit, not recursion: an OTLP attribute
+    key with thousands of dots nests as many levels, beyond Python's recursion limit.
+    """
     changed = False
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if is_secret_key(key) and inner is not None and inner != REDACTED:
-                value[key] = REDACTED
-                changed = True
-            elif isinstance(inner, dict | list):
-                changed = redact(inner) or changed
-    elif isinstance(value, list):
-        for inner in value:
-            if isinstance(inner, dict | list):
-                changed = redact(inner) or changed
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            for key, inner in node.items():
+                if is_secret_key(key) and inner is not None and inner != REDACTED:
+                    node[key] = REDACTED
+                    changed = True
+                elif isinstance(inner, dict | list):
+                    pending.append(inner)
+        elif isinstance(node, list):
+            pending.extend(inner for inner in node if isinstance(inner, dict | list))
     return changed

@@ -65,6 +65,28 @@ def build_rows(
     return rows
 
 
+# The engine refuses an INSERT whose rows fall in more than 100 partitions (days, UTC):
+# a batch spanning more days is stored in several INSERTs, each within the limit.
+MAX_DAYS_PER_INSERT = 100
+DAY_MS = 86_400_000
+
+
+def store_rows(store: EventStore, tenant: Tenant, rows: list[EventRow]) -> None:
+    """Store the rows durably: one INSERT, or one per 100 days of event time."""
+    if not rows:
+        return
+    first = min(r.timestamp_ms for r in rows) // DAY_MS
+    if max(r.timestamp_ms for r in rows) // DAY_MS - first < MAX_DAYS_PER_INSERT:
+        store.insert(tenant, rows)
+        return
+    chunks: dict[int, list[EventRow]] = {}
+    for row in rows:
+        chunk = (row.timestamp_ms // DAY_MS - first) // MAX_DAYS_PER_INSERT
+        chunks.setdefault(chunk, []).append(row)
+    for _, chunk_rows in sorted(chunks.items()):
+        store.insert(tenant, chunk_rows)
+
+
 def ingest_body(
     store: EventStore, origin: Origin, body: bytes, limits: IngestLimits
 ) -> IngestOutcome:
@@ -73,7 +95,7 @@ def ingest_body(
     rows = build_rows(
         origin, [(v.event, v.raw) for v in batch.valid], may_hold_secrets(body), batch.exact
     )
-    store.insert(origin.tenant, rows)
+    store_rows(store, origin.tenant, rows)
     return IngestOutcome(
         accepted=len(rows), invalid=batch.invalid, invalid_count=batch.invalid_count
     )

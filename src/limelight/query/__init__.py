@@ -13,8 +13,16 @@ Keys
 - ``_dataset``, ``_service``, ``_namespace``, ``_id``: the system fields (strings).
 - Any other key is a path into the event: ``data.userId`` finds
   ``{"data": {"userId": ..}}`` and a key named ``"data.userId"`` alike.
+  When an event names one path both ways (``{"a.b": 1, "a": {"b": 2}}``),
+  its first value counts (a null does not); the event is kept as sent.
 
-A JSON ``null``, a missing key and a key holding an object are all "missing".
+A JSON ``null`` and a missing key are "missing". A key holding an array (even an
+empty one) or an object is present, as long as the object holds a value
+somewhere inside: an empty object (``{}``), or one holding only nulls and
+empty objects, holds nothing to find and is missing (the events store keeps no
+trace of it outside the raw text). Presence is what EXISTS, DOES_NOT_EXIST,
+COUNT with a key and the negated operations test; an object itself is never
+compared, grouped or counted as a distinct value.
 Every value has a kind: string, number (booleans are not numbers), boolean or
 array; an array may mix kinds. A value keeps the kind it was sent with: text
 that looks like a date or a number stays text. Integers beyond the 64-bit range
@@ -39,7 +47,7 @@ one does not match, so a missing key matches neither.
 | ``DOES_NOT_INCLUDE`` | any literal | is present and does not include the value |
 | ``MATCH_REGEX`` | string | is a string in which the RE2 pattern finds a match |
 | ``STARTS_WITH`` | string | is a string starting with the value |
-| ``EXISTS`` | none (ignored) | is present (not null, not an object) |
+| ``EXISTS`` | none (ignored) | is present (an object when it holds a value) |
 | ``DOES_NOT_EXIST`` | none (ignored) | is missing |
 | ``IN`` | array or "a, b" | equals one of the values |
 | ``NOT_IN`` | array or "a, b" | is present and equals none of the values |
@@ -87,8 +95,8 @@ unique per query and every value set also holds ``_count`` (events in the group)
 Results
 -------
 - Groups (``group_bys``) hold the key's string, number or boolean value
-  (``5`` and ``"5"`` are two groups, ``5`` and ``5.0`` one); a missing key or an
-  array groups as null. The group-by ``type`` is kept but does not convert.
+  (``5`` and ``"5"`` are two groups, ``5`` and ``5.0`` one); a missing key, an
+  array or an object groups as null. The group-by ``type`` is kept but does not convert.
   ``group_bys`` without calculations count per group.
 - ``orders`` name a group-by key or a value name; without orders the first
   calculation sorts largest first; ties are broken by the groups, ascending.

@@ -22,7 +22,7 @@ too few events, ``events`` only when ``newest`` cannot tell the page and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from limelight.query.calculations import (
@@ -34,7 +34,7 @@ from limelight.query.calculations import (
 )
 from limelight.query.keys import SYSTEM_FIELDS, UNKNOWN, KeyExpr, StoredTypes
 from limelight.query.operators import OPERATORS, kinds_of, list_values, value_kind
-from limelight.query.spec import MAX_LIMIT, Filter, KeyRef, QueryFields
+from limelight.query.spec import MAX_LIMIT, Calculation, Filter, KeyRef, QueryFields
 from limelight.query.sql import Params
 
 MAX_OFFSET = 1_000_000
@@ -102,6 +102,15 @@ class CompiledQuery:
 
 
 @dataclass(frozen=True)
+class PatternFields:
+    """The fields holding patterns the engine compiles as it runs (``filters[2].value``,
+    ``needle.value``), so that a failure to compile one can name them."""
+
+    regex: tuple[str, ...] = ()
+    like: tuple[str, ...] = ()  # LIKE patterns read from another key of the event
+
+
+@dataclass(frozen=True)
 class Plan:
     """What to run, and what ``results.shape`` needs to turn the rows into the run's data.
 
@@ -123,6 +132,7 @@ class Plan:
     # the engine answers from the primary key (0.015 s at 10M events): run it beside
     # the page rather than after it.
     cheap_count: bool = False
+    patterns: PatternFields = PatternFields()
 
 
 def default_granularity(timeframe: Timeframe) -> int:
@@ -326,25 +336,11 @@ def _select_values(
     totals: list[str] = []
     series: list[str] | None = [] if resample else None
     for calc in fields.calculations or []:
-        spec = CALCULATIONS[calc.operator]
         names.append(value_name(calc.operator, calc.key, calc.alias))
-        if calc.key is None:
-            total, per_bucket, args = spec.template, spec.series, {}
-        elif calc.operator == "COUNT":
-            total, per_bucket = COUNT_WITH_KEY, COUNT_WITH_KEY_SERIES
-            args = {"e": stored.expr(calc.key).exists}
-        elif spec.per_kind:
-            parts = [
-                f"ifNull({spec.template.format(k=expr)}, 0)"
-                for expr in stored.expr(calc.key).scalars.values()
-            ]
-            total, per_bucket, args = " + ".join(parts) or "0", None, {}
-        else:
-            total, per_bucket = spec.template, spec.series
-            args = {"n": stored.expr(calc.key).scalars.get("number", NO_NUMBER)}
-        totals.append(total.format(**args))
+        total, per_bucket = _calculation_sql(calc, stored, resample, index)
+        totals.append(total)
         if series is not None and per_bucket is not None:
-            series.append(per_bucket.format(r=resample, i=index, **args))
+            series.append(per_bucket)
         else:
             series = None
     if not names:  # group_bys alone: count per group
@@ -355,6 +351,36 @@ def _select_values(
 
 def _value_aliases(values: _Values) -> tuple[str, ...]:
     return tuple(f"v{i}" for i in range(len(values.totals)))
+
+
+def _calculation_sql(
+    calc: Calculation, stored: StoredTypes, resample: str, index: str
+) -> tuple[str, str | None]:
+    """One calculation's total and, when ``resample`` is given and it has one, its series.
+
+    Each template is formatted exactly once: the SQL it is given holds key names,
+    which may contain braces (``a{b`` is a legal JSON key), and a second ``format``
+    would read those as placeholders.
+    """
+    spec = CALCULATIONS[calc.operator]
+    if calc.key is None:
+        args: dict[str, str] = {}
+        total, per_bucket = spec.template, spec.series
+    elif calc.operator == "COUNT":
+        args = {"e": stored.expr(calc.key).exists}
+        total, per_bucket = COUNT_WITH_KEY, COUNT_WITH_KEY_SERIES
+    elif spec.per_kind:
+        parts = [
+            f"ifNull({spec.template.format(k=expr)}, 0)"
+            for expr in stored.expr(calc.key).scalars.values()
+        ]
+        return " + ".join(parts) or "0", None
+    else:
+        args = {"n": stored.expr(calc.key).scalars.get("number", NO_NUMBER)}
+        total, per_bucket = spec.template, spec.series
+    if not resample or per_bucket is None:
+        return total.format(**args), None
+    return total.format(**args), per_bucket.format(r=resample, i=index, **args)
 
 
 def _buckets(timeframe: Timeframe, granularity_ms: int) -> int:
@@ -642,8 +668,23 @@ def compile_run(
     """
     where = _Where(fields, workspace_id, environment_id, stored)
     if fields.calculations or fields.group_bys:
-        return _compile_calculations(fields, where, table, timeframe, options)
-    return _compile_events(fields, where, table, timeframe, options)
+        plan = _compile_calculations(fields, where, table, timeframe, options)
+    else:
+        plan = _compile_events(fields, where, table, timeframe, options)
+    return replace(plan, patterns=pattern_fields(fields))
+
+
+def pattern_fields(fields: QueryFields) -> PatternFields:
+    filters = list(enumerate(fields.filters or []))
+    regex = [f"filters[{i}].value" for i, f in filters if f.operation == "MATCH_REGEX"]
+    if fields.needle is not None and fields.needle.isRegex:
+        regex.append("needle.value")
+    like = [
+        f"filters[{i}].value"
+        for i, f in filters
+        if f.operation in ("LIKE", "NOT_LIKE") and isinstance(f.value, KeyRef)
+    ]
+    return PatternFields(tuple(regex), tuple(like))
 
 
 def json_keys(fields: QueryFields) -> list[str]:
@@ -652,4 +693,17 @@ def json_keys(fields: QueryFields) -> list[str]:
     keys += [f.value.key for f in fields.filters or [] if isinstance(f.value, KeyRef)]
     keys += [c.key for c in fields.calculations or [] if c.key]
     keys += [g.key for g in fields.group_bys or []]
+    return sorted({k for k in keys if k not in SYSTEM_FIELDS})
+
+
+def presence_keys(fields: QueryFields) -> list[str]:
+    """The JSON paths whose presence a run of ``fields`` tests (EXISTS, DOES_NOT_EXIST, the
+    negated operations, COUNT with a key): for ``StoredTypes.below``, the paths under them."""
+    keys = [
+        f.key
+        for f in fields.filters or []
+        if f.operation in OPERATORS
+        and (OPERATORS[f.operation].presence or OPERATORS[f.operation].negates)
+    ]
+    keys += [c.key for c in fields.calculations or [] if c.operator == "COUNT" and c.key]
     return sorted({k for k in keys if k not in SYSTEM_FIELDS})

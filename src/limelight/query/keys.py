@@ -11,6 +11,14 @@ still costs a pass over the path's data (about 0.1 s per type over 10M
 events), so when the caller knows which types each path holds in the tenant's
 events (``StoredTypes``, kept by the events store as events arrive), only
 those are read; a path no event holds is read as nothing at all.
+
+A key holding an object has no value of its own in the JSON column: the
+object is stored as the paths below it (``error.message``, ``error.stack``).
+So a key is present when its path holds a value or any path below it does;
+an empty object, or one holding only nulls, leaves no path and is missing.
+The paths below a key are tested one by one when the caller knows them
+(``StoredTypes.below``, up to MAX_LISTED_SUB_PATHS), else the object is read
+whole (``data.^error``), which costs more: see ``_presence``.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from limelight.query.sql import json_path, typed_subcolumn
+from limelight.query.sql import json_path, json_sub_object, typed_subcolumn
 
 Kind = Literal["string", "number", "boolean"]
 KINDS: tuple[Kind, ...] = ("string", "number", "boolean")
@@ -48,12 +56,19 @@ ARRAY_TYPES: Mapping[Kind, tuple[str, ...]] = {
 }
 
 
+# Beyond this many paths below a key, its presence is read from the object whole. Listed
+# paths cost less even past the JSON column's own 256 (200k events, 5 of N keys below
+# `attributes` each: N = 40, 150, 400 took 0.087, 0.165, 0.530 s listed against 0.210,
+# 0.354, 0.751 s whole); the limit keeps the statement's text well within the engine's.
+MAX_LISTED_SUB_PATHS = 500
+
+
 @dataclass(frozen=True)
 class KeyExpr:
     """The SQL views of one key."""
 
     key: str
-    exists: str  # present and not null
+    exists: str  # present: a value of its own, or an object holding one (see the module)
     scalars: Mapping[Kind, str] = field(default_factory=dict)  # missing kind: never holds it
     arrays: Mapping[Kind, tuple[str, ...]] = field(default_factory=dict)
     is_system: bool = False
@@ -69,12 +84,18 @@ class StoredTypes:
     """
 
     paths: Mapping[str, frozenset[str]] | None = None
+    # Per key looked up for it: the paths below it that the events hold, with their
+    # types; None when there are more than MAX_LISTED_SUB_PATHS. A key not in it: unknown.
+    below: Mapping[str, Mapping[str, frozenset[str]] | None] = field(default_factory=dict)
 
     def of(self, key: str) -> frozenset[str] | None:
         return None if self.paths is None else self.paths.get(key, frozenset())
 
+    def below_of(self, key: str) -> Mapping[str, frozenset[str]] | None:
+        return self.below.get(key)
+
     def expr(self, key: str) -> KeyExpr:
-        return key_expr(key, self.of(key))
+        return key_expr(key, self.of(key), self.below_of(key))
 
 
 UNKNOWN = StoredTypes()
@@ -96,8 +117,42 @@ def _arrays(path: str, kind: Kind, held: frozenset[str] | None) -> tuple[str, ..
     return tuple(typed)
 
 
-def key_expr(key: str, held: frozenset[str] | None = None) -> KeyExpr:
-    """The key's views; ``held``: the types its path is stored as (None: unknown)."""
+_SCALAR_TYPE_NAMES = frozenset(t for types in SCALAR_TYPES.values() for t in types)
+
+
+def _presence(
+    key: str, path: str, held: frozenset[str] | None, below: Mapping[str, frozenset[str]] | None
+) -> str:
+    """SQL true when the key holds a value of its own or an object holding one.
+
+    A listed path below is tested by the null map of each scalar type it holds,
+    which reads one byte per event instead of the values: over 1M events with
+    three paths below ``error``, 0.024 s against 0.031 s for ``isNotNull`` of
+    each and 0.049 s for the object whole (``notEmpty(JSONAllPaths(data.^error))``);
+    ``isNotNull(data.error)`` alone, which misses the objects, took 0.019 s.
+    """
+    tests = [] if held == frozenset() else [f"isNotNull({path})"]
+    if below is None:
+        tests.append(f"notEmpty(JSONAllPaths({json_sub_object('data', key)}))")
+    else:
+        for sub, types in sorted(below.items()):
+            sub_path = json_path("data", sub)
+            scalars = sorted(types & _SCALAR_TYPE_NAMES)
+            tests += [f"NOT {typed_subcolumn(sub_path, t)}.null" for t in scalars]
+            if types - _SCALAR_TYPE_NAMES:  # arrays: no null map of their own
+                tests.append(f"isNotNull({sub_path})")
+    if not tests:
+        return "0"
+    return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
+
+
+def key_expr(
+    key: str,
+    held: frozenset[str] | None = None,
+    below: Mapping[str, frozenset[str]] | None = None,
+) -> KeyExpr:
+    """The key's views; ``held``: the types its path is stored as, ``below``: the paths
+    below it with theirs (None: unknown, or too many to list)."""
     if key in SYSTEM_FIELDS:
         column, kind = SYSTEM_FIELDS[key]
         return KeyExpr(key, exists="1", scalars={kind: column}, is_system=True)
@@ -112,12 +167,7 @@ def key_expr(key: str, held: frozenset[str] | None = None) -> KeyExpr:
             )
         if reads := _arrays(path, kind, held):
             arrays[kind] = reads
-    return KeyExpr(
-        key,
-        exists="0" if held == frozenset() else f"isNotNull({path})",
-        scalars=scalars,
-        arrays=arrays,
-    )
+    return KeyExpr(key, _presence(key, path, held, below), scalars=scalars, arrays=arrays)
 
 
 def valid_key(key: str) -> str | None:

@@ -33,6 +33,7 @@ class Operator:
     array: str | None = None  # template over the key as an array of the value's kind
     negates: str | None = None  # the positive operation this one negates
     presence: str | None = None  # for EXISTS-like operations: "{exists}" or "NOT {exists}"
+    like_pattern: bool = False  # the value is a LIKE pattern (see ``like_pattern_problem``)
 
     def check_value(self, value: object) -> str | None:
         """Why ``value`` does not suit this operation, or None."""
@@ -50,7 +51,24 @@ class Operator:
         kind = value_kind(value)
         if kind not in self.kinds:
             return f"{self.name} does not take a {kind} value; allowed: {allowed}"
+        if self.like_pattern and isinstance(value, str):
+            return like_pattern_problem(value)
         return None
+
+
+def like_pattern_problem(pattern: str) -> str | None:
+    """Why the engine would refuse a LIKE pattern, or None.
+
+    A backslash escapes the character after it, so one at the very end escapes
+    nothing: the engine fails the whole run on it (an even run of them is fine).
+    """
+    trailing = len(pattern) - len(pattern.rstrip("\\"))
+    if trailing % 2:
+        return (
+            "a LIKE pattern cannot end in a lone backslash: a backslash escapes the"
+            " character after it (\\%, \\_); write \\\\ for a backslash"
+        )
+    return None
 
 
 def value_kind(value: object) -> Kind:
@@ -76,8 +94,8 @@ OPERATORS: Mapping[str, Operator] = _table(
     Operator(">=", "one", _ORDERED, scalar="{k} >= {v}"),
     Operator("<", "one", _ORDERED, scalar="{k} < {v}"),
     Operator("<=", "one", _ORDERED, scalar="{k} <= {v}"),
-    Operator("LIKE", "one", _TEXT, scalar="{k} LIKE {v}"),
-    Operator("NOT_LIKE", "one", _TEXT, negates="LIKE"),
+    Operator("LIKE", "one", _TEXT, scalar="{k} LIKE {v}", like_pattern=True),
+    Operator("NOT_LIKE", "one", _TEXT, negates="LIKE", like_pattern=True),
     # INCLUDES: a substring of a string, or an element of an array.
     Operator(
         "INCLUDES",

@@ -21,6 +21,11 @@ def json_path(column: str, path: str) -> str:
     return ".".join([column, *(quote_identifier(part) for part in path.split("."))])
 
 
+def json_sub_object(column: str, path: str) -> str:
+    """``data.^`a`.`b``` : every path below ``a.b``, as a JSON object of its own."""
+    return f"{column}.^" + ".".join(quote_identifier(part) for part in path.split("."))
+
+
 def typed_subcolumn(path_sql: str, type_name: str) -> str:
     """The value of a JSON path when it holds ``type_name``, else NULL (or [] for arrays)."""
     return f"{path_sql}.:{quote_identifier(type_name)}"

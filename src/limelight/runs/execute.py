@@ -17,8 +17,9 @@ from limelight.query.compile import (
     Timeframe,
     compile_run,
     json_keys,
+    presence_keys,
 )
-from limelight.query.keys import UNKNOWN, StoredTypes
+from limelight.query.keys import MAX_LISTED_SUB_PATHS, UNKNOWN, StoredTypes
 from limelight.query.results import events_rows, newest_rows, shape
 from limelight.query.spec import QueryFields
 from limelight.runs.limits import (
@@ -28,18 +29,25 @@ from limelight.runs.limits import (
     timeout_message,
 )
 from limelight.store.events.base import EventStore, QueryResult, Tenant
-from limelight.store.events.paths import stored_types
+from limelight.store.events.paths import paths_below, stored_types
 
 
 class RunFailed(Exception):
     """A run that ends FAILED; the message is shown to the client as the run's error."""
 
 
-def _run_statement(store: EventStore, statement: CompiledQuery, limits: RunLimits) -> QueryResult:
-    try:
-        return store.query(statement.sql, statement.params, statement.columns)
-    except StoreError as exc:
-        raise RunFailed(store_failure_message(str(exc), limits)) from exc
+def _statement_runner(
+    store: EventStore, plan: Plan, limits: RunLimits
+) -> Callable[[CompiledQuery], QueryResult]:
+    """Runs one statement of ``plan``; an engine failure becomes ``RunFailed``."""
+
+    def run(statement: CompiledQuery) -> QueryResult:
+        try:
+            return store.query(statement.sql, statement.params, statement.columns)
+        except StoreError as exc:
+            raise RunFailed(store_failure_message(str(exc), limits, plan.patterns)) from exc
+
+    return run
 
 
 def typed_plan(
@@ -55,28 +63,34 @@ def typed_plan(
     ``untyped`` (every type read) serves when the query reads no JSON key. The
     lookup costs a few milliseconds; reading only the types held saves about
     0.1 s per absent type over 10M events (P99 of a number, COUNT_DISTINCT of a string).
+    The keys whose presence the run tests also get the paths below them (an object
+    is stored as those), 3.5 ms more, so that presence reads only those paths.
     """
     keys = json_keys(fields)
     if not keys:
         return untyped
     try:
         held = stored_types(store, tenant, keys, limits.max_run_seconds)
+        below = paths_below(
+            store, tenant, presence_keys(fields), MAX_LISTED_SUB_PATHS, limits.max_run_seconds
+        )
     except StoreError as exc:
         raise RunFailed(store_failure_message(str(exc), limits)) from exc
-    return compile_with(StoredTypes(held))
+    return compile_with(StoredTypes(held, below))
 
 
 def _run_side_by_side(
     store: EventStore, plan: Plan, limits: RunLimits, beside: Executor | None
 ) -> dict[str, QueryResult]:
     (first_name, first), *others = plan.statements.items()
+    run = _statement_runner(store, plan, limits)
     pending: dict[str, Future[QueryResult]] = {}
     if beside is not None:
-        pending = {name: beside.submit(_run_statement, store, st, limits) for name, st in others}
-    results = {first_name: _run_statement(store, first, limits)}
+        pending = {name: beside.submit(run, st) for name, st in others}
+    results = {first_name: run(first)}
     for name, statement in others:
         future = pending.get(name)
-        results[name] = future.result() if future else _run_statement(store, statement, limits)
+        results[name] = future.result() if future else run(statement)
     return results
 
 
@@ -95,22 +109,21 @@ def _run_events(
     instead, and is dropped if the page tells the count.
     """
     statements = plan.statements
+    run = _statement_runner(store, plan, limits)
     counting = None
     if plan.cheap_count and beside is not None:
-        counting = beside.submit(_run_statement, store, statements["count"], limits)
+        counting = beside.submit(run, statements["count"])
     results: dict[str, QueryResult] = {}
     for by_time in ("recent", "newest"):
         held = {name: r.rows for name, r in results.items()}
         if by_time in statements and newest_rows(plan, held) is None:
-            results[by_time] = _run_statement(store, statements[by_time], limits)
+            results[by_time] = run(statements[by_time])
     page, count = events_rows(plan, {name: r.rows for name, r in results.items()})
     if page is None:
-        results["events"] = _run_statement(store, statements["events"], limits)
+        results["events"] = run(statements["events"])
         page, count = events_rows(plan, {"events": results["events"].rows})
     if count is None:
-        results["count"] = (
-            counting.result() if counting else _run_statement(store, statements["count"], limits)
-        )
+        results["count"] = counting.result() if counting else run(statements["count"])
     return results
 
 

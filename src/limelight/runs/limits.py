@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from limelight.errors import BadRequest
+from limelight.query.compile import PatternFields
+from limelight.runs.engine_errors import (
+    CANNOT_COMPILE_REGEXP,
+    CANNOT_PARSE_ESCAPE_SEQUENCE,
+    MEMORY_LIMIT_EXCEEDED,
+    TIMEOUT_EXCEEDED,
+    TOO_MANY_ROWS_OR_BYTES,
+    describe_code,
+    error_code,
+)
 from limelight.settings import MIB, Settings
 
 DAY_MS = 24 * 3600 * 1000
@@ -59,21 +68,44 @@ def _describe_bytes(size: int) -> str:
     return f"{size // MIB}MB" if size % MIB == 0 else f"{size} bytes"
 
 
-def store_failure_message(detail: str, limits: RunLimits) -> str:
-    """What a failed run reports: the cause in a sentence, not the engine's internals."""
-    if "TIMEOUT_EXCEEDED" in detail or "Timeout exceeded" in detail:
+def store_failure_message(
+    detail: str, limits: RunLimits, patterns: PatternFields | None = None
+) -> str:
+    """What a failed run reports: the cause in the query's terms, never the engine's text.
+
+    Known by the engine's error code; one without a sentence of its own is named by
+    its code, which is all an operator needs to look it up. ``patterns`` name the
+    fields whose pattern the engine may have failed to compile.
+    """
+    code = error_code(detail)
+    patterns = patterns or PatternFields()
+    if code == TIMEOUT_EXCEEDED:
         return timeout_message(limits.max_run_seconds)
-    if "TOO_MANY_ROWS_OR_BYTES" in detail or "Limit for result exceeded" in detail:
+    if code == TOO_MANY_ROWS_OR_BYTES:
         return result_too_large_message(limits)
-    if "MEMORY_LIMIT_EXCEEDED" in detail:
+    if code == MEMORY_LIMIT_EXCEEDED:
         limit = _describe_bytes(limits.max_memory_bytes)
         return (
             f"the query needed more memory than its limit of {limit};"
             " narrow the timeframe, add filters or group by fewer keys"
         )
-    found = re.search(r"DB::Exception: (.+?)(?: \(version | Stack trace|$)", detail, re.DOTALL)
-    reason = (found.group(1) if found else detail).strip().splitlines()[0][:300]
-    return f"the events store could not run the query: {reason}"
+    if code == CANNOT_COMPILE_REGEXP:
+        return f"{_which('regular expression', patterns.regex)} is not valid RE2 syntax"
+    if code == CANNOT_PARSE_ESCAPE_SEQUENCE:
+        where = _which("LIKE pattern", patterns.like)
+        return (
+            f"{where} ends in a lone backslash in some events (read from the key it names);"
+            " a backslash escapes the character after it"
+        )
+    return f"the events store could not run the query ({describe_code(code)})"
+
+
+def _which(what: str, fields: tuple[str, ...]) -> str:
+    if len(fields) == 1:
+        return f"the {what} in {fields[0]}"
+    if fields:
+        return f"a {what} of the query ({', '.join(fields)})"
+    return f"a {what} of the query"
 
 
 def timeout_message(max_run_seconds: float) -> str:

@@ -61,6 +61,15 @@ def test_time_fields_are_tried_in_order_and_a_bad_one_is_skipped() -> None:
         "yesterday",
         {"ms": AT},
         [AT],
+        # Digits str.isdigit() takes and float() refuses, and digits of other scripts.
+        "\u00b2",  # superscript two
+        "\u00b3",
+        "\u2460",  # circled one
+        "-\u00b2.\u00b3",
+        "\u0661\u0667\u0666\u0663\u0666\u0669\u0660\u0660\u0660\u0660",  # Arabic-Indic
+        10**400,  # beyond any float (an integer kept exact by the parser)
+        -(10**400),
+        "1" * 400,
     ],
 )
 def test_times_outside_the_window_or_unreadable_fall_back_to_receive_time(value: Any) -> None:

@@ -136,6 +136,29 @@ def test_undecodable_bodies_are_bad_requests(body: bytes, encoding: Encoding) ->
         decode_request(TRACES, body, encoding)
 
 
+def _nested_json(levels: int) -> bytes:
+    return b"[" * levels + b'{"traceId": "5b8efff798038103d269b633813fc60c"}' + b"]" * levels
+
+
+def test_json_nested_deeper_than_the_recursion_limit_decodes() -> None:
+    # Unknown fields are ignored at any depth; walking them for ids recursed into a 500.
+    body = b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "a", "x": '
+    body += _nested_json(1010) + b"}]}]}]}"
+    request = decode_request(TRACES, body, Encoding.JSON)
+    assert [s.name for s in request.resource_spans[0].scope_spans[0].spans] == ["a"]
+
+
+@pytest.mark.parametrize("levels", [40, 1010])
+def test_json_nested_too_deep_in_known_fields_is_a_bad_request(levels: int) -> None:
+    value = b'{"stringValue": "x"}'
+    for _ in range(levels):
+        value = b'{"kvlistValue": {"values": [{"key": "k", "value": ' + value + b"}]}}"
+    body = b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [{"key": "d", "value": '
+    body += value + b"}]}]}]}]}"
+    with pytest.raises(BadRequest):
+        decode_request(TRACES, body, Encoding.JSON)
+
+
 def test_full_success_responses_are_empty_messages() -> None:
     response = export_response(TRACES, 0, "")
     assert encode_message(response, Encoding.PROTOBUF) == b""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from limelight.ingest.otlp.codec import Encoding
 from limelight.ingest.otlp.service import otlp_rows
@@ -59,3 +60,26 @@ def test_environments_without_redaction_keep_the_values() -> None:
     origin = Origin(tenant=ORIGIN.tenant, dataset="otel", redact_secrets=False)
     rows, _ = otlp_rows(TRACES, origin, body, Encoding.PROTOBUF, limits(256 * 1024))
     assert b"hunter2" in rows[0].raw
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "a" + ".a" * 300,  # nests 301 levels: the serialiser stopped at 254 with a 500
+        "a." * 5000 + "token",  # a secret 5,001 levels down: redaction recursed too deep
+        "a" + ".a" * 130,
+    ],
+)
+def test_a_span_nested_too_deep_by_its_dotted_keys_is_rejected_the_rest_kept(key: str) -> None:
+    body = traces([span("ok"), span("deep", attributes={key: "v"})]).SerializeToString()
+    rows, rejections = otlp_rows(TRACES, ORIGIN, body, Encoding.PROTOBUF, limits(256 * 1024))
+    assert [orjson.loads(r.raw)["name"] for r in rows] == ["ok"]
+    assert rejections.message() == "1 spans nesting objects and arrays more than 128 levels deep"
+
+
+def test_a_span_with_dotted_keys_nesting_128_levels_is_kept() -> None:
+    # event, attributes and 126 key parts.
+    key = "a" + ".a" * 125
+    body = traces([span("deep", attributes={key: "v"})]).SerializeToString()
+    rows, rejections = otlp_rows(TRACES, ORIGIN, body, Encoding.PROTOBUF, limits(256 * 1024))
+    assert rejections.count == 0 and len(rows) == 1

@@ -48,6 +48,12 @@ def test_colliding_attribute_keys_are_kept_flat_without_loss() -> None:
     assert event["attributes"] == {"db": "pg", "db.statement": "SELECT 1"}
 
 
+def test_a_dotted_key_inside_a_map_value_is_a_collision_too() -> None:
+    # Nested, "a.b" silently replaced the map's own "b".
+    event = one_event(span(attributes={"a": {"b": 1, "c": 3}, "a.b": 2}))
+    assert event["attributes"] == {"a": {"b": 1, "c": 3}, "a.b": 2}
+
+
 def test_attribute_value_types() -> None:
     attrs = {"ratio": 0.25, "tags": ["a", "b"], "blob": b"\x00\x01", "obj": {"k.x": 1}}
     event = one_event(span(attributes=attrs))

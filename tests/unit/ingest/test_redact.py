@@ -93,3 +93,14 @@ def test_the_body_test_sees_keys_spelled_with_escapes() -> None:
 def test_a_body_without_any_hint_is_not_walked() -> None:
     body = json.dumps([{"message": "GET /orders", "duration": 12, "user": {"id": 3}}]).encode()
     assert not may_hold_secrets(body)
+
+
+def test_redaction_reaches_deeper_than_the_recursion_limit() -> None:
+    event: dict[str, Any] = {"token": "top"}
+    node = event
+    for _ in range(5000):
+        node["a"] = {}
+        node = node["a"]
+    node["api_key"] = "deep"
+    assert redact(event)
+    assert event["token"] == REDACTED and node["api_key"] == REDACTED

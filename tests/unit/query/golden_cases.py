@@ -72,6 +72,20 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         RunOptions(),
     ),
     "op_odd_key_name": (_filter("EXISTS", "we`ird\\key.sp ace"), RunOptions()),
+    # A key holding an object is present when the object holds a value; read whole here.
+    "op_exists_object": (_filter("EXISTS", "error"), RunOptions()),
+    "op_ne_object": (_filter("!=", "error", "text"), RunOptions()),
+    # {"twice.n": 1, "twice": {"n": "second"}}: the first value of the path counts.
+    "calc_path_named_twice": (
+        {
+            "calculations": [
+                {"operator": "SUM", "key": "twice.n"},
+                {"operator": "COUNT_DISTINCT", "key": "twice.n"},
+            ],
+            "group_bys": [{"key": "twice.n"}],
+        },
+        RunOptions(),
+    ),
     # needle
     "needle_plain": ({"needle": {"value": "TIMEOUT"}}, RunOptions()),
     "needle_case": ({"needle": {"value": "Timeout", "matchCase": True}}, RunOptions()),
@@ -169,6 +183,17 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         },
         RunOptions(),
     ),
+    # Braces are legal in JSON keys; the key `a{{b` is not the key `a{b`.
+    "calc_distinct_braced_keys": (
+        {
+            "calculations": [
+                {"operator": "COUNT_DISTINCT", "key": key} for key in ("a{b", "a{{b", "a}b")
+            ]
+            + [{"operator": "SUM", "key": "a{b"}, {"operator": "COUNT", "key": "a}b"}],
+            "filters": [{"key": "a{{b", "operation": "EXISTS"}],
+        },
+        RunOptions(),
+    ),
     "calc_over_text_only": (
         {
             "calculations": [
@@ -197,6 +222,25 @@ STORED: dict[str, dict[str, frozenset[str]]] = {
         )
     },
     "typed_absent_key": {"duration": _DURATION},
+    "typed_object_presence": {"error": frozenset({"String"}), "data.depth": frozenset()},
+    "typed_wide_object": {"data": frozenset()},
+}
+# The paths below the keys whose presence a case tests (``StoredTypes.below``); None: too
+# many to list, the object is read whole.
+BELOW: dict[str, dict[str, dict[str, frozenset[str]] | None]] = {
+    "typed_absent_key": {"nowhere": {}},
+    "typed_object_presence": {
+        "error": {
+            "error.code": frozenset({"Int64"}),
+            "error.message": frozenset({"String"}),
+            "error.stack": frozenset({"String"}),
+        },
+        "data.depth": {
+            "data.depth.level": frozenset({"Int64"}),
+            "data.depth.name": frozenset({"String"}),
+        },
+    },
+    "typed_wide_object": {"data": None},
 }
 CASES.update(
     {
@@ -217,6 +261,28 @@ CASES.update(
                 "filters": [{"key": "tags", "operation": "INCLUDES", "value": 2}],
                 "calculations": [{"operator": "COUNT"}],
                 "group_bys": [{"key": "tags"}],
+            },
+            RunOptions(),
+        ),
+        "typed_object_presence": (
+            {
+                "filters": [
+                    {"key": "error", "operation": "EXISTS"},
+                    {"key": "data.depth", "operation": "DOES_NOT_EXIST"},
+                ],
+                "filter_combination": "OR",
+                "calculations": [
+                    {"operator": "COUNT", "key": "error"},
+                    {"operator": "COUNT", "key": "data.depth"},
+                ],
+                "group_bys": [{"key": "_dataset"}],
+            },
+            RunOptions(),
+        ),
+        "typed_wide_object": (
+            {
+                "filters": [{"key": "data", "operation": "NOT_IN", "value": ["x"]}],
+                "calculations": [{"operator": "COUNT", "key": "data"}],
             },
             RunOptions(),
         ),

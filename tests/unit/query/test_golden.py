@@ -16,6 +16,7 @@ from limelight.query.compile import Plan, compile_run
 from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.spec import validate_fields
 from tests.unit.query.golden_cases import (
+    BELOW,
     CASES,
     ENVIRONMENT,
     STORED,
@@ -36,7 +37,7 @@ def compile_case(name: str) -> Plan:
         table=TABLE,
         timeframe=timeframe_of(name),
         options=options,
-        stored=StoredTypes(STORED[name]) if name in STORED else UNKNOWN,
+        stored=StoredTypes(STORED[name], BELOW.get(name, {})) if name in STORED else UNKNOWN,
     )
 
 

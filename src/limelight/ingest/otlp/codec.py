@@ -59,18 +59,23 @@ def _id_to_base64(text: str) -> str:
     return text
 
 
-def _fix_ids(node: Any) -> None:
-    """Rewrite every id field in place, at any depth (spans, links, logs, exemplars)."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ID_FIELDS and isinstance(value, str):
-                node[key] = _id_to_base64(value)
-            elif isinstance(value, dict | list):
-                _fix_ids(value)
-    elif isinstance(node, list):
-        for item in node:
-            if isinstance(item, dict | list):
-                _fix_ids(item)
+def _fix_ids(doc: Any) -> None:
+    """Rewrite every id field in place, at any depth (spans, links, logs, exemplars).
+
+    A loop over the containers still to visit, not recursion: the document may
+    nest deeper than Python's recursion limit (orjson reads 1,024 levels).
+    """
+    pending = [doc]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ID_FIELDS and isinstance(value, str):
+                    node[key] = _id_to_base64(value)
+                elif isinstance(value, dict | list):
+                    pending.append(value)
+        elif isinstance(node, list):
+            pending.extend(item for item in node if isinstance(item, dict | list))
 
 
 def decode_request(signal: Signal, body: bytes, encoding: Encoding) -> Any:

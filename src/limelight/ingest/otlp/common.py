@@ -82,7 +82,7 @@ def _insert(out: dict[str, Any], key: str, value: Any) -> bool:
             return False
         node = child
     last = parts[-1]
-    if last in node and (isinstance(node[last], dict) or isinstance(value, dict)):
+    if last in node:  # another key of the set, or a map's own key, is there already
         return False
     node[last] = value
     return True

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from limelight.errors import PayloadTooLarge
 from limelight.ingest.batch import IngestLimits, dumps
+from limelight.ingest.nesting import MAX_EVENT_DEPTH, may_nest_deeper_than, nests_deeper_than
 from limelight.ingest.otlp.codec import Encoding, decode_request
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.signals import Signal
 from limelight.ingest.redact import may_hold_secrets, redact
-from limelight.ingest.service import Origin, build_rows
+from limelight.ingest.service import Origin, build_rows, store_rows
 from limelight.store.events.base import EventRow, EventStore
 
 
@@ -32,6 +34,8 @@ def otlp_rows(
     # whole-body test as the Events API decides whether to walk the events.
     redacting = origin.redact_secrets and may_hold_secrets(body)
     too_large = f"{signal.items} of {limits.max_event_bytes} bytes or more as JSON"
+    # Dotted attribute keys nest: a key with 300 dots is 300 levels.
+    too_deep = f"{signal.items} nesting objects and arrays more than {MAX_EVENT_DEPTH} levels deep"
     stored = 0
     rows: list[EventRow] = []
     for group in groups:
@@ -41,7 +45,10 @@ def otlp_rows(
             # events of a group, and redaction is idempotent.
             if redacting:
                 redact(event)
-            raw = dumps(event, exact=False)
+            raw = _serialised(event)
+            if raw is None:
+                rejections.add(too_deep)
+                continue
             if len(raw) >= limits.max_event_bytes:
                 rejections.add(too_large)
                 continue
@@ -60,6 +67,17 @@ def otlp_rows(
     return rows, rejections
 
 
+def _serialised(event: dict[str, Any]) -> bytes | None:
+    """The event as JSON, or None when it nests deeper than an event may."""
+    try:
+        raw = dumps(event, exact=False)
+    except TypeError:  # orjson's JSONEncodeError: deeper than it writes
+        return None
+    if may_nest_deeper_than(raw, MAX_EVENT_DEPTH) and nests_deeper_than(event, MAX_EVENT_DEPTH):
+        return None
+    return raw
+
+
 def ingest_otlp(
     store: EventStore,
     signal: Signal,
@@ -70,8 +88,7 @@ def ingest_otlp(
 ) -> OtlpOutcome:
     """Store the accepted items of one request (one insert); return after they are stored."""
     rows, rejections = otlp_rows(signal, origin, body, encoding, limits)
-    if rows:
-        store.insert(origin.tenant, rows)
+    store_rows(store, origin.tenant, rows)
     message = rejections.message()
     if message:
         message = f"{signal.items} rejected: {message}"

@@ -26,10 +26,13 @@ INSERT_COLUMNS = (
 # store a string that looks like a date ("2024-05-01", "2024-05-01T10:00:00Z") as
 # a Date or DateTime, which string filters and groups then miss, and read
 # booleans in a mixed array as numbers: a value keeps the kind it was sent with.
+# An event may name one path twice ({"a.b": 1, "a": {"b": 2}}): the engine refused the
+# whole INSERT; it now keeps the first value (nulls do not count), `raw` keeps both.
 JSON_PARSE_SETTINGS: Mapping[str, int] = {
     "input_format_try_infer_dates": 0,
     "input_format_try_infer_datetimes": 0,
     "input_format_json_read_bools_as_numbers": 0,
+    "type_json_skip_duplicated_paths": 1,
 }
 
 
@@ -117,14 +120,17 @@ def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
     strings), so only its backslashes need doubling.
     """
     prefix = _tsv_field(tenant.workspace_id) + b"\t" + _tsv_field(tenant.environment_id) + b"\t"
+    # The time as seconds with three decimals: the engine reads a bare number of 12 digits
+    # or fewer (milliseconds before 2001-09-09) as a date, and refused the whole INSERT.
     lines = [
-        b"%s%s\t%s\t%s\t%d\t%s\t%s"
+        b"%s%s\t%s\t%s\t%d.%03d\t%s\t%s"
         % (
             prefix,
             _tsv_field(r.dataset),
             _tsv_field(r.service),
             _tsv_field(r.namespace),
-            r.timestamp_ms,
+            r.timestamp_ms // 1000,
+            r.timestamp_ms % 1000,
             _tsv_field(r.id),
             r.raw.replace(b"\\", b"\\\\"),
         )

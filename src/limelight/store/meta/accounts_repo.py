@@ -72,6 +72,17 @@ def workspaces_of(s: Session, user_id: str) -> list[Workspace]:
     )
 
 
+def first_member(s: Session, workspace_id: str) -> User | None:
+    """The workspace's earliest member (the one who set it up, as a rule), or None."""
+    return s.scalar(
+        select(User)
+        .join(Membership, Membership.user_id == User.id)
+        .where(Membership.workspace_id == workspace_id)
+        .order_by(Membership.created_at, Membership.user_id)
+        .limit(1)
+    )
+
+
 def is_member(s: Session, user_id: str, workspace_id: str) -> bool:
     return s.get(Membership, (user_id, workspace_id)) is not None
 

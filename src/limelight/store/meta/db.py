@@ -73,15 +73,15 @@ class MetaDB:
         with (self._immediate if immediate else self.engine).begin() as c:
             yield c
 
-    def migrate(self) -> None:
-        """Apply Alembic migrations up to head."""
+    def migrate(self, revision: str = "head") -> None:
+        """Apply Alembic migrations up to ``revision`` (tests stop earlier to test one)."""
         from alembic import command
         from alembic.config import Config
 
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
         cfg.attributes["connection_engine"] = self.engine
-        command.upgrade(cfg, "head")
+        command.upgrade(cfg, revision)
 
     def dispose(self) -> None:
         self.engine.dispose()

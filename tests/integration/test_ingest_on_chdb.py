@@ -1,0 +1,71 @@
+"""What the ingest accepts is stored on chDB: every time, every shape of keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from limelight.ingest.service import Origin, ingest_body
+from limelight.store.events.base import Tenant
+from limelight.store.events.reading import read_events
+from tests import query_reference as ref
+from tests.unit.ingest.limits import limits
+
+TENANT = Tenant("ws_times", "env_times")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return ref.shared_chdb_store(tmp_path_factory)
+
+
+@pytest.mark.parametrize(
+    ("sent", "stored_ms"),
+    [
+        (946_684_800_000, 946_684_800_000),  # 2000-01-01, the earliest time kept
+        ("2000-06-01T12:00:00.250Z", 959_860_800_250),
+        (999_999_999_999, 999_999_999_999),  # 2001-09-09, the last 12-digit millisecond
+        (1_000_000_000_000, 1_000_000_000_000),
+        (1_795_000_000_123, 1_795_000_000_123),
+    ],
+)
+def test_event_times_are_stored_to_the_millisecond(store: Any, sent: Any, stored_ms: int) -> None:
+    # Times before 2001-09-09 (12 digits of milliseconds) failed the whole batch with a 500:
+    # the engine reads a bare 12-digit number as a date and time, not as milliseconds.
+    dataset = f"t{stored_ms}"
+    body = orjson.dumps([{"timestamp": sent, "n": 1}, {"n": 2}])
+    outcome = ingest_body(store, Origin(TENANT, dataset), body, limits())
+    assert outcome.accepted == 2
+    stored = [e for e in read_events(store, TENANT, dataset) if e["n"] == 1]
+    assert [e["_timestamp"] for e in stored] == [stored_ms]
+
+
+def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(store: Any) -> None:
+    # {"a.b": 1, "a": {"b": 2}} names the path a.b twice; the engine refused the INSERT,
+    # and with it the whole batch, with a 500.
+    events = [{"n": 1, "a.b": 1, "a": {"b": 2}}, {"n": 2, "x": {"a": {"b": None}, "a.b": 3}}]
+    outcome = ingest_body(store, Origin(TENANT, "twice"), orjson.dumps(events), limits())
+    assert outcome.accepted == 2
+    stored = sorted(read_events(store, TENANT, "twice"), key=lambda e: e["n"])
+    assert [{k: e[k] for k in e if not k.startswith("_")} for e in stored] == events
+    rows = store.query(
+        f"SELECT data.a.b.:Int64 AS first, data.x.a.b.:Int64 AS only FROM {store.table}"
+        " WHERE workspace_id = {ws:String} AND dataset = 'twice' ORDER BY data.n.:Int64",
+        {"ws": TENANT.workspace_id},
+    ).rows
+    assert rows == [{"first": 1, "only": None}, {"first": None, "only": 3}]
+
+
+def test_a_batch_spanning_more_than_a_hundred_days_is_stored(store: Any) -> None:
+    # The engine refuses an INSERT touching more than 100 day partitions: a backfill of
+    # a year in one batch got a 500.
+    day = 86_400_000
+    events = [{"timestamp": 1_000_000_000_000 + i * day, "n": i} for i in range(250)]
+    outcome = ingest_body(store, Origin(TENANT, "backfill"), orjson.dumps(events), limits())
+    assert outcome.accepted == 250
+    stored = read_events(store, TENANT, "backfill")
+    assert sorted((e["n"], e["_timestamp"]) for e in stored) == [
+        (e["n"], e["timestamp"]) for e in events
+    ]
