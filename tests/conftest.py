@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support import LiveServer, Tenant, launch
+from tests.support import LiveServer, Tenant, launch, launch_scaled
 
 # Property tests (tests/properties): a bounded number of examples per test in `make test`;
 # HYPOTHESIS_PROFILE=thorough looks much further. No deadline: the machine is shared and
@@ -23,10 +23,16 @@ settings.register_profile("thorough", parent=settings.get_profile("limelight"), 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "limelight"))
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """One real server process for the whole test session (chDB: one engine per data dir)."""
-    srv = launch(tmp_path_factory.mktemp("server"))
+@pytest.fixture(scope="session", params=["embedded", "scaled"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """One real server for the whole test session, in each mode: embedded (one process,
+    SQLite and chDB) and scaled (two API processes, PostgreSQL and a ClickHouse double)."""
+    if request.param == "scaled":
+        srv = launch_scaled(tmp_path_factory.mktemp("scaled"))
+    else:
+        srv = launch(tmp_path_factory.mktemp("server"))
     yield srv
     srv.stop()
 

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -49,6 +49,10 @@ class LiveServer:
     serve_args: tuple[str, ...] = ()
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path = field(init=False)
+    after_stop: list[Callable[[], None]] = field(default_factory=list)
+    # "embedded" (SQLite and chDB in the server process) or "scaled" (PostgreSQL, the
+    # ClickHouse double and two API processes)
+    mode: str = "embedded"
 
     def __post_init__(self) -> None:
         self.log_path = self.data_dir / "server.log"
@@ -91,6 +95,8 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        while self.after_stop:  # what the server stood on (scaled mode)
+            self.after_stop.pop()()
 
     def kill(self) -> None:
         """SIGKILL: no shutdown hooks run."""
@@ -199,3 +205,111 @@ def postgres_schema() -> Iterator[str]:
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+@dataclass
+class ClickHouseDouble:
+    """A running ``tests.clickhouse_double`` process: ClickHouse's HTTP interface on chDB."""
+
+    port: int
+    proc: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"http://default:@127.0.0.1:{self.port}/limelight"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def launch_clickhouse_double(data_dir: Path, timeout: float = 60.0) -> ClickHouseDouble:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log = (data_dir / "double.log").open("ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.clickhouse_double", "--port", str(port), "--path",
+         str(data_dir / "chdb")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(
+                f"the ClickHouse double exited:\n{(data_dir / 'double.log').read_text()}"
+            )
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/ping", timeout=1).status_code == 200:
+                return ClickHouseDouble(port, proc)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("the ClickHouse double did not start")
+
+
+def launch_scaled(
+    data_dir: Path, extra_env: dict[str, str] | None = None, workers: int = 2
+) -> LiveServer:
+    """A server in the scaled mode: ``workers`` API processes on one port, metadata in a
+    PostgreSQL schema of its own, events on a ClickHouse double. Skipped, saying why,
+    when PostgreSQL cannot be reached."""
+    schemas = postgres_schema()
+    url = next(schemas)
+    double = launch_clickhouse_double(data_dir / "double")
+    try:
+        server = launch(
+            data_dir / "server",
+            {
+                "LIMELIGHT_DATABASE_URL": url,
+                "LIMELIGHT_EVENTS_BACKEND": "clickhouse",
+                "LIMELIGHT_CLICKHOUSE_URL": double.url,
+                **(extra_env or {}),
+            },
+            serve_args=("--workers", str(workers)),
+        )
+    except BaseException:
+        double.stop()
+        next(schemas, None)
+        raise
+    server.mode = "scaled"
+    server.after_stop += [lambda: next(schemas, None), double.stop]
+    return server
+
+
+def launch_pair(data_dir: Path, extra_env: dict[str, str] | None = None) -> list[LiveServer]:
+    """Two API processes on ports of their own, sharing one PostgreSQL schema and one
+    ClickHouse double: requests go to the process a test names. Skipped, saying why,
+    when PostgreSQL cannot be reached."""
+    schemas = postgres_schema()
+    url = next(schemas)
+    double = launch_clickhouse_double(data_dir / "double")
+    env = {
+        "LIMELIGHT_DATABASE_URL": url,
+        "LIMELIGHT_EVENTS_BACKEND": "clickhouse",
+        "LIMELIGHT_CLICKHOUSE_URL": double.url,
+        # Both must sign and read the console's forms alike, as behind one proxy.
+        "LIMELIGHT_SECRET_KEY": uuid.uuid4().hex,
+        **(extra_env or {}),
+    }
+    servers: list[LiveServer] = []
+    try:
+        for name in ("a", "b"):
+            servers.append(launch(data_dir / name, env))
+    except BaseException:
+        for server in servers:
+            server.stop()
+        double.stop()
+        next(schemas, None)
+        raise
+    for server in servers:
+        server.mode = "scaled"
+    servers[-1].after_stop += [lambda: next(schemas, None), double.stop]
+    return servers

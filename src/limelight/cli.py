@@ -137,12 +137,21 @@ def serve(
     app_name: Annotated[
         str, typer.Option("--app", help="all; events or otel to serve that API alone at /")
     ] = "all",
+    workers: Annotated[
+        int, typer.Option(min=1, help="API processes on the one port (server mode only).")
+    ] = 1,
 ) -> None:
     """Migrate, bootstrap an empty database, and serve on LIMELIGHT_HOST:LIMELIGHT_PORT."""
-    from limelight.app import create_named_app
     from limelight.http_server import serve as serve_http
 
     settings = Settings()
+    if workers > 1 and settings.events_backend == "chdb":
+        errors.print(
+            "[red]error:[/] --workers needs the server mode (LIMELIGHT_EVENTS_BACKEND=clickhouse"
+            " and LIMELIGHT_DATABASE_URL on PostgreSQL): the embedded engine allows one process"
+            " per data directory"
+        )
+        raise typer.Exit(2)
     db = open_meta(settings)
     with db.session(immediate=True) as s:
         fresh = not repos.list_workspaces(s)
@@ -156,7 +165,7 @@ def serve(
         )
     if app_name not in ("all", "events", "otel"):
         raise typer.BadParameter("--app must be all, events or otel")
-    serve_http(create_named_app(settings, app_name), settings)  # type: ignore[arg-type]
+    serve_http(settings, app_name, workers)
 
 
 @workspaces.command("create")

@@ -103,4 +103,12 @@ class Unavailable(ExposedError):
 
 
 class StoreError(LimelightError):
-    """The events store failed; never shown to clients in detail."""
+    """The events store failed; never shown to clients in detail.
+
+    ``code`` is ClickHouse's numeric error code when the engine gave one (the
+    same for chDB and a server), read once where the store meets the engine.
+    """
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code

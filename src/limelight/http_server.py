@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import resource
-from typing import Any
+from typing import Any, ClassVar
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -31,7 +32,7 @@ AT_CAPACITY = (
 )
 
 
-def guarded_protocol(header_timeout: float, max_connections: int) -> type[HttpToolsProtocol]:
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the two guards uvicorn (0.54) lacks.
 
     uvicorn times out an idle keep-alive connection, but not one that never
@@ -42,50 +43,60 @@ def guarded_protocol(header_timeout: float, max_connections: int) -> type[HttpTo
     sees such connections. Here a connection whose head is not complete within
     ``header_timeout`` of its opening (or of its previous response) is closed,
     and a connection beyond ``max_connections`` is answered 503 and closed at once.
+
+    A class of the module (not made per server) so that uvicorn's worker
+    processes can import it; ``configure_guards`` sets its limits in each process.
     """
 
-    class GuardedHttpToolsProtocol(HttpToolsProtocol):
-        _head_deadline: asyncio.TimerHandle | None = None
+    header_timeout: ClassVar[float] = 10.0
+    max_connections: ClassVar[int] = 2000
+    _head_deadline: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            if len(self.connections) >= max_connections:
-                self.transport = transport  # connection_lost closes it again
-                transport.write(AT_CAPACITY)
-                transport.close()
-                return
-            super().connection_made(transport)
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if len(self.connections) >= self.max_connections:
+            self.transport = transport  # connection_lost closes it again
+            transport.write(AT_CAPACITY)
+            transport.close()
+            return
+        super().connection_made(transport)
+        self._await_head()
+
+    def _await_head(self) -> None:
+        self._head_deadline = self.loop.call_later(self.header_timeout, self._head_too_late)
+
+    def _head_too_late(self) -> None:
+        self._head_deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _stop_waiting(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+
+    def on_headers_complete(self) -> None:
+        self._stop_waiting()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # uvicorn arms its keep-alive timer when it waits for the next request;
+        # a data byte stops that timer, so the next head gets a deadline too.
+        if self.timeout_keep_alive_task is not None:
+            self._stop_waiting()
             self._await_head()
 
-        def _await_head(self) -> None:
-            self._head_deadline = self.loop.call_later(header_timeout, self._head_too_late)
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
 
-        def _head_too_late(self) -> None:
-            self._head_deadline = None
-            if not self.transport.is_closing():
-                self.transport.close()
 
-        def _stop_waiting(self) -> None:
-            if self._head_deadline is not None:
-                self._head_deadline.cancel()
-                self._head_deadline = None
-
-        def on_headers_complete(self) -> None:
-            self._stop_waiting()
-            super().on_headers_complete()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            # uvicorn arms its keep-alive timer when it waits for the next request;
-            # a data byte stops that timer, so the next head gets a deadline too.
-            if self.timeout_keep_alive_task is not None:
-                self._stop_waiting()
-                self._await_head()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._stop_waiting()
-            super().connection_lost(exc)
-
-    return GuardedHttpToolsProtocol
+def configure_guards(settings: Settings) -> int:
+    """Set this process's connection guards from the settings; the connection cap."""
+    max_connections = connection_capacity(settings.max_connections)
+    GuardedHttpToolsProtocol.header_timeout = settings.header_timeout
+    GuardedHttpToolsProtocol.max_connections = max_connections
+    return max_connections
 
 
 def connection_capacity(wanted: int) -> int:
@@ -115,11 +126,11 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     count. Forwarded headers are believed only from the proxies the settings name.
     """
     proxies = settings.trusted_proxy_list
-    max_connections = connection_capacity(settings.max_connections)
+    max_connections = configure_guards(settings)
     return {
         "host": settings.host,
         "port": settings.port,
-        "http": guarded_protocol(settings.header_timeout, max_connections),
+        "http": GuardedHttpToolsProtocol,
         "timeout_keep_alive": settings.keep_alive_timeout,
         "limit_concurrency": min(settings.max_concurrency, max_connections),
         "proxy_headers": bool(proxies),
@@ -129,5 +140,26 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     }
 
 
-def serve(app: Any, settings: Settings) -> None:
-    uvicorn.run(app, **uvicorn_options(settings))
+# The API a worker process serves (``serve`` passes it on through the environment).
+APP_VARIABLE = "LIMELIGHT_SERVE_APP"
+
+
+def worker_app() -> Any:
+    """The app of one of several worker processes (uvicorn imports and calls this)."""
+    from limelight.app import create_named_app
+
+    settings = Settings()
+    configure_guards(settings)
+    return create_named_app(settings, os.environ.get(APP_VARIABLE, "all"))  # type: ignore[arg-type]
+
+
+def serve(settings: Settings, app_name: str, workers: int = 1) -> None:
+    """Serve ``app_name`` on the settings' address, in ``workers`` processes."""
+    from limelight.app import create_named_app
+
+    options = uvicorn_options(settings)
+    if workers == 1:
+        uvicorn.run(create_named_app(settings, app_name), **options)  # type: ignore[arg-type]
+        return
+    os.environ[APP_VARIABLE] = app_name
+    uvicorn.run("limelight.http_server:worker_app", factory=True, workers=workers, **options)

@@ -1,9 +1,16 @@
-"""In-process rate limiting: a sliding-window counter per key.
+"""Rate limiting: a sliding-window counter per key, counted in one process or shared.
 
-Written here rather than taken from a library because what we need is tiny
-(one process holds the embedded engine anyway) and the libraries in this space
-(limits, slowapi) want a storage backend and their own decorators. A
-multi-worker deployment would put the same interface in front of Redis.
+The count is a sliding window estimated from the current and the previous
+fixed window (the approach of Cloudflare and many others): two numbers per key.
+Where they are kept is a ``WindowCounts``: this process's memory (one process
+serves the embedded mode), the metadata database, or Redis, so that several
+API processes share one limit per key. A hit is counted first and checked
+after (and taken back when over the limit), so concurrent hits in any number
+of processes never pass the limit together.
+
+Written here rather than taken from a library because what we need is small
+and the libraries in this space (limits, slowapi) bring decorators and
+storage layers of their own around the same two counts.
 """
 
 from __future__ import annotations
@@ -12,71 +19,124 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from typing import Any, Protocol
 
 from limelight.errors import RateLimited
+
+
+class WindowCounts(Protocol):
+    """Counts per key and window; a window is named by its start (whole seconds since
+    the epoch), the window before it starts ``length`` seconds earlier."""
+
+    def add(self, key: str, start: int, length: int, delta: int) -> tuple[int, int]:
+        """Add ``delta`` to ``key``'s count in the window at ``start``; the counts of that
+        window and of the window before, after the addition."""
+
+    def read(self, key: str, start: int, length: int) -> tuple[int, int]:
+        """The counts of the window at ``start`` and of the window before."""
+
+
+class MemoryCounts:
+    """This process's counts; keys of windows long gone are forgotten as keys pile up."""
+
+    MAX_KEYS = 100_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[tuple[str, int], int] = {}
+
+    def add(self, key: str, start: int, length: int, delta: int) -> tuple[int, int]:
+        with self._lock:
+            count = max(0, self._counts.get((key, start), 0) + delta)
+            self._counts[(key, start)] = count
+            if len(self._counts) > self.MAX_KEYS:
+                self._forget(start - length)
+            return count, self._counts.get((key, start - length), 0)
+
+    def read(self, key: str, start: int, length: int) -> tuple[int, int]:
+        with self._lock:
+            return self._counts.get((key, start), 0), self._counts.get((key, start - length), 0)
+
+    def _forget(self, before: int) -> None:
+        for stale in [k for k in self._counts if k[1] < before]:
+            del self._counts[stale]
 
 
 class RateLimiter:
     """At most ``limit`` hits per ``window`` seconds for each key.
 
-    The count is a sliding window estimated from the current and the previous
-    fixed window (the approach of Cloudflare and many others): O(1) memory per key.
+    ``name`` keeps the counts of different limiters apart in a shared store. The
+    clock is wall time: processes share it, where each has its own monotonic clock.
     """
 
     def __init__(
-        self, limit: int, window: float, clock: Callable[[], float] = time.monotonic
+        self,
+        limit: int,
+        window: float,
+        clock: Callable[[], float] = time.time,
+        counts: WindowCounts | None = None,
+        name: str = "limit",
     ) -> None:
         self.limit = limit
         self.window = window
         self._clock = clock
-        self._lock = threading.Lock()
-        # key -> (window index, hits in it, hits in the window before)
-        self._counts: dict[str, tuple[int, int, int]] = {}
+        self._counts: WindowCounts = counts or MemoryCounts()
+        self._prefix = f"{name}/{window:g}:"
+        self._length = max(1, math.ceil(window))
 
-    def _estimate(self, key: str, now: float) -> tuple[int, float, int, int]:
-        index = int(now // self.window)
-        slot, current, previous = self._counts.get(key, (index, 0, 0))
-        if slot != index:
-            previous = current if slot == index - 1 else 0
-            current = 0
-        elapsed = (now % self.window) / self.window
-        return index, current + previous * (1 - elapsed), current, previous
+    def _estimate(self, current: int, previous: int, now: float) -> float:
+        elapsed = (now % self._length) / self._length
+        return current + previous * (1 - elapsed)
 
     def _wait(self, now: float) -> int:
-        return max(1, math.ceil(self.window - now % self.window))
+        return max(1, math.ceil(self._length - now % self._length))
 
     def hit(self, key: str) -> int:
         """Count one hit, or raise ``RateLimited`` (429 with Retry-After) when over the limit.
 
         Returns the window the hit was counted in, for ``give_back``.
         """
-        with self._lock:
-            now = self._clock()
-            index, estimate, current, previous = self._estimate(key, now)
-            if estimate >= self.limit:
-                raise RateLimited(
-                    self._wait(now), f"rate limit of {self.limit} per {self.window:g}s reached"
-                )
-            self._counts[key] = (index, current + 1, previous)
-            if len(self._counts) > 100_000:
-                self._forget(index)
-            return index
+        now = self._clock()
+        start = self._start(now)
+        current, previous = self._counts.add(self._prefix + key, start, self._length, 1)
+        if self._estimate(current - 1, previous, now) >= self.limit:
+            self._counts.add(self._prefix + key, start, self._length, -1)
+            raise RateLimited(
+                self._wait(now), f"rate limit of {self.limit} per {self.window:g}s reached"
+            )
+        return start
 
     def give_back(self, key: str, window: int) -> None:
-        """Uncount a hit made in ``window`` (no longer counted once two windows have passed)."""
-        with self._lock:
-            slot, current, previous = self._counts.get(key, (window, 0, 0))
-            if slot == window and current:
-                self._counts[key] = (slot, current - 1, previous)
-            elif slot == window + 1 and previous:
-                self._counts[key] = (slot, current, previous - 1)
+        """Uncount a hit made in ``window`` (it stops counting two windows on anyway)."""
+        self._counts.add(self._prefix + key, window, self._length, -1)
 
     def blocked(self, key: str) -> bool:
-        with self._lock:
-            _, estimate, _, _ = self._estimate(key, self._clock())
-        return estimate >= self.limit
+        now = self._clock()
+        current, previous = self._counts.read(self._prefix + key, self._start(now), self._length)
+        return self._estimate(current, previous, now) >= self.limit
 
-    def _forget(self, index: int) -> None:
-        stale = [k for k, (slot, _, _) in self._counts.items() if slot < index - 1]
-        for k in stale:
-            del self._counts[k]
+    def _start(self, now: float) -> int:
+        return int(now // self._length) * self._length
+
+
+class RedisCounts:
+    """Counts in Redis: one key per window, expiring after two windows."""
+
+    def __init__(self, url: str) -> None:
+        import redis
+
+        self._redis: Any = redis.Redis.from_url(url)
+
+    def add(self, key: str, start: int, length: int, delta: int) -> tuple[int, int]:
+        pipe = self._redis.pipeline()
+        pipe.incrby(f"ll:rate:{key}:{start}", delta)
+        pipe.expire(f"ll:rate:{key}:{start}", 2 * length + 60)
+        pipe.get(f"ll:rate:{key}:{start - length}")
+        current, _, previous = pipe.execute()
+        return max(0, int(current)), int(previous or 0)
+
+    def read(self, key: str, start: int, length: int) -> tuple[int, int]:
+        current, previous = self._redis.mget(
+            f"ll:rate:{key}:{start}", f"ll:rate:{key}:{start - length}"
+        )
+        return int(current or 0), int(previous or 0)

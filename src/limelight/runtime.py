@@ -6,10 +6,23 @@ from dataclasses import dataclass, field
 
 from limelight.alerts.evaluator import Evaluator
 from limelight.alerts.service import AlertService
+from limelight.auth.throttle import FailedAuthThrottle
+from limelight.ratelimit import MemoryCounts, RedisCounts, WindowCounts
 from limelight.runs import QueryRunService
 from limelight.settings import Settings
 from limelight.store.events import EventStore, open_event_store
 from limelight.store.meta.db import MetaDB
+from limelight.store.meta.rate_counts import SqlCounts
+
+
+def shared_counts(settings: Settings, meta: MetaDB) -> WindowCounts:
+    """Where rate limits count: Redis when set, else the metadata database in server mode
+    (several API processes share one limit), else this process's memory."""
+    if settings.redis_url:
+        return RedisCounts(settings.redis_url)
+    if settings.events_backend == "clickhouse":
+        return SqlCounts(meta)
+    return MemoryCounts()
 
 
 @dataclass
@@ -20,19 +33,23 @@ class Runtime:
     runs: QueryRunService
     alerts: AlertService
     evaluator: Evaluator
+    # The failed-authentication limits, shared by the console and the OAuth endpoints.
+    throttle: FailedAuthThrottle
     started: bool = field(default=False)
 
     @classmethod
     def build(cls, settings: Settings) -> Runtime:
         """Construct without I/O; ``start`` opens engines and applies migrations."""
         meta, events = MetaDB(settings.resolved_database_url), open_event_store(settings)
+        counts = shared_counts(settings, meta)
         return cls(
             settings,
             meta,
             events,
-            QueryRunService(settings, meta, events),
+            QueryRunService(settings, meta, events, counts),
             AlertService(settings, meta),
             Evaluator(settings, meta, events),
+            FailedAuthThrottle(settings, counts=counts),
         )
 
     def start(self) -> None:

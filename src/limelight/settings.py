@@ -61,6 +61,11 @@ class Settings(BaseSettings):
         description="ClickHouse server URL when events_backend=clickhouse.",
     )
     clickhouse_database: str = Field("limelight", description="ClickHouse database for events.")
+    redis_url: str | None = Field(
+        None,
+        description="Redis for the counts API processes share (rate limits); default: the"
+        " metadata database in server mode, this process's memory in the embedded mode.",
+    )
 
     max_request_bytes: int = Field(6 * MIB, description="Largest uncompressed request body.")
     body_read_timeout: float = Field(

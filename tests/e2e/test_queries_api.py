@@ -94,11 +94,9 @@ def other_api(server: LiveServer, theirs: Tenant) -> Iterator[Api]:
 
 
 @pytest.fixture()
-def meta(server: LiveServer) -> Iterator[MetaDB]:
-    """The server's own metadata database, for what the API cannot do (yet): alerts, users."""
-    db = MetaDB(f"sqlite:///{server.data_dir / 'meta.db'}")
-    yield db
-    db.dispose()
+def meta(server: LiveServer) -> MetaDB:
+    """The server's own metadata database, for what the API cannot do: users."""
+    return server.meta
 
 
 def fields_of(query: dict[str, Any]) -> dict[str, Any]:

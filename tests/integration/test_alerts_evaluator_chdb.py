@@ -267,7 +267,8 @@ class FailingStore:
     def query(self, *_: Any) -> Any:
         raise StoreError(
             "Code: 241. DB::Exception: Memory limit (total) exceeded: would use 9.00 GiB"
-            " (attempt to allocate chunk of 4 MiB), maximum: 8.00 GiB. (MEMORY_LIMIT_EXCEEDED)"
+            " (attempt to allocate chunk of 4 MiB), maximum: 8.00 GiB. (MEMORY_LIMIT_EXCEEDED)",
+            code=241,
         )
 
 

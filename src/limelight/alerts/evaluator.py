@@ -226,7 +226,7 @@ class Evaluator:
         except RunFailed as exc:
             return Verdict(AlertState.ERROR, []), str(exc)
         except StoreError as exc:
-            return Verdict(AlertState.ERROR, []), store_failure_message(str(exc), limits)
+            return Verdict(AlertState.ERROR, []), store_failure_message(exc, limits)
         except Exception:
             log.exception("alert %s: its query failed", alert.id)
             return Verdict(AlertState.ERROR, []), "the alert's query failed on an internal error"

@@ -18,7 +18,6 @@ from limelight.api.deps import client_ip
 from limelight.api.problems import json_response
 from limelight.auth.oauth.requests import MAX_BODY
 from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
-from limelight.auth.throttle import FailedAuthThrottle
 from limelight.errors import PayloadTooLarge, RequestTimeout
 from limelight.runtime import Runtime
 
@@ -91,7 +90,5 @@ async def environments(request: Request) -> Response:
 
 
 def install_oauth(app: FastAPI, runtime: Runtime) -> None:
-    throttle = getattr(app.state, "auth_throttle", None) or FailedAuthThrottle(runtime.settings)
-    app.state.auth_throttle = throttle
-    app.state.oauth = OAuthServer(runtime.meta, runtime.settings, throttle)
+    app.state.oauth = OAuthServer(runtime.meta, runtime.settings, runtime.throttle)
     app.include_router(router)

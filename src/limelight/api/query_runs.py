@@ -34,6 +34,8 @@ from limelight.store.meta import queries_repo as repo
 router = APIRouter()
 AdminKey = Annotated[KeyContext, Depends(admin_key)]
 MAX_WAIT_SECONDS = 60.0
+POLL_FIRST_SECONDS = 0.05
+POLL_MOST_SECONDS = 0.4
 
 
 # The last millisecond of the year 9999: every time a client can mean, and far from
@@ -145,10 +147,16 @@ async def _current(rt: Runtime, key: KeyContext, run_id: str) -> RunView:
 
 
 async def _settled(rt: Runtime, key: KeyContext, view: RunView, wait: float) -> RunView:
-    """``view`` once its run has settled, or as it stands after ``wait`` seconds."""
+    """``view`` once its run has settled, or as it stands after ``wait`` seconds.
+
+    A run of this process wakes its waiters the moment it settles; a run created
+    by another API process is read from its record again, first after 50 ms,
+    then less often (up to every 0.4 s).
+    """
     runs, run_id = rt.runs, view.info.id
     loop = asyncio.get_running_loop()
     until = loop.time() + wait
+    poll = POLL_FIRST_SECONDS
     while view.status is RunStatus.STARTED and (left_to_wait := until - loop.time()) > 0:
         settled = asyncio.Event()
 
@@ -156,11 +164,16 @@ async def _settled(rt: Runtime, key: KeyContext, view: RunView, wait: float) -> 
             loop.call_soon_threadsafe(event.set)
 
         left = runs.watch(key.tenant, run_id, wake)
-        if left <= 0:  # settled meanwhile, or not a run of this process
-            return await _current(rt, key, run_id)
-        # A little past the run's deadline, so a timed-out run is answered as FAILED;
-        # a queued run's deadline moves when it starts, so look again after it.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(settled.wait(), timeout=min(left_to_wait, left + 0.05))
+        if left > 0:
+            # A little past the run's deadline, so a timed-out run is answered as FAILED;
+            # a queued run's deadline moves when it starts, so look again after it.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(settled.wait(), timeout=min(left_to_wait, left + 0.05))
+        else:  # settled meanwhile, or a run of another process: read it again
+            view = await _current(rt, key, run_id)
+            if view.status is not RunStatus.STARTED:
+                break
+            await asyncio.sleep(min(left_to_wait, poll))
+            poll = min(poll * 2, POLL_MOST_SECONDS)
         view = await _current(rt, key, run_id)
     return view

@@ -13,12 +13,12 @@ such a stranger too.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from limelight.ratelimit import RateLimiter
+from limelight.errors import RateLimited
+from limelight.ratelimit import RateLimiter, WindowCounts
 from limelight.settings import Settings
 
 
@@ -32,13 +32,16 @@ class Attempt:
 
 
 class FailedAuthThrottle:
-    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        clock: Callable[[], float] = time.time,
+        counts: WindowCounts | None = None,
+    ) -> None:
         window = settings.auth_failure_window
-        self._by_ip = RateLimiter(settings.auth_failures_per_ip, window, clock)
-        self._by_account = RateLimiter(settings.auth_failures_per_account, window, clock)
-        # Both limits are checked and counted as one step, so that no concurrent
-        # attempt slips in between the check of one and the count of the other.
-        self._lock = threading.Lock()
+        per_ip, per_account = settings.auth_failures_per_ip, settings.auth_failures_per_account
+        self._by_ip = RateLimiter(per_ip, window, clock, counts, "auth-ip")
+        self._by_account = RateLimiter(per_account, window, clock, counts, "auth-account")
 
     def _pairs(self, ip: str, account: str) -> list[tuple[RateLimiter, str]]:
         return [(self._by_ip, ip), (self._by_account, account)]
@@ -46,12 +49,14 @@ class FailedAuthThrottle:
     def attempt(self, ip: str, account: str) -> Attempt:
         """Count an attempt, or raise ``RateLimited`` (with the seconds to wait) when
         either limit is reached; call this before checking the credentials."""
-        pairs = self._pairs(ip, account)
-        with self._lock:
-            for limiter, key in pairs:
-                if limiter.blocked(key):
-                    limiter.hit(key)  # over the limit, so this raises with Retry-After
-            by_ip, by_account = (limiter.hit(key) for limiter, key in pairs)
+        # Each hit is counted before it is checked (see ``RateLimiter``), so concurrent
+        # attempts, in this process or others, never pass a limit together.
+        by_ip = self._by_ip.hit(ip)
+        try:
+            by_account = self._by_account.hit(account)
+        except RateLimited:
+            self._by_ip.give_back(ip, by_ip)
+            raise
         return Attempt(ip, account, (by_ip, by_account))
 
     def succeeded(self, attempt: Attempt) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from limelight.auth.sessions import Sessions
-from limelight.auth.throttle import FailedAuthThrottle
 from limelight.console.authorize import router as authorize_router
 from limelight.console.routes import router as pages_router
 from limelight.runtime import Runtime
@@ -13,8 +12,6 @@ from limelight.runtime import Runtime
 
 def install_console(app: FastAPI, runtime: Runtime) -> None:
     """Console routes, sharing the failed-authentication limits with the OAuth endpoints."""
-    throttle = getattr(app.state, "auth_throttle", None) or FailedAuthThrottle(runtime.settings)
-    app.state.auth_throttle = throttle
-    app.state.sessions = Sessions(runtime.meta, runtime.settings, throttle)
+    app.state.sessions = Sessions(runtime.meta, runtime.settings, runtime.throttle)
     app.include_router(authorize_router)
     app.include_router(pages_router)

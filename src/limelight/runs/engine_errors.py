@@ -1,17 +1,15 @@
-"""ClickHouse's error codes: reading one from a failure, and its name.
+"""ClickHouse's error codes by name.
 
 The engine's message quotes its plan, with the tenant filter and the
 workspace id in it (``FUNCTION and(equals(__table1.workspace_id, '1m84..')``),
-so it is never passed on to a client. A failure is known by its numeric code
-(``Code: N.``, read once), the same for chDB and a ClickHouse server.
+so it is never passed on to a client. A failure is known by its numeric code,
+which the store reads once (``store.events.base.engine_error``), the same for
+chDB and a ClickHouse server.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-
-_CODE = re.compile(r"\bCode: (\d+)\.")
 
 # The codes a query run can meet, by ClickHouse's names (``errorCodeToName``).
 ERROR_NAMES: Mapping[int, str] = {
@@ -43,12 +41,6 @@ MEMORY_LIMIT_EXCEEDED = 241
 TOO_MANY_ROWS_OR_BYTES = 396
 CANNOT_COMPILE_REGEXP = 427
 CANNOT_PARSE_ESCAPE_SEQUENCE = 25
-
-
-def error_code(detail: str) -> int | None:
-    """The engine's error code in a failure's text, or None when it has none."""
-    found = _CODE.search(detail)
-    return int(found.group(1)) if found else None
 
 
 def describe_code(code: int | None) -> str:

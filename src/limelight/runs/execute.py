@@ -45,7 +45,7 @@ def _statement_runner(
         try:
             return store.query(statement.sql, statement.params, statement.columns)
         except StoreError as exc:
-            raise RunFailed(store_failure_message(str(exc), limits, plan.patterns)) from exc
+            raise RunFailed(store_failure_message(exc, limits, plan.patterns)) from exc
 
     return run
 
@@ -75,7 +75,7 @@ def typed_plan(
             store, tenant, presence_keys(fields), MAX_LISTED_SUB_PATHS, limits.max_run_seconds
         )
     except StoreError as exc:
-        raise RunFailed(store_failure_message(str(exc), limits)) from exc
+        raise RunFailed(store_failure_message(exc, limits)) from exc
     return compile_with(StoredTypes(held, below))
 
 

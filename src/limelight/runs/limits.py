@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from limelight.errors import BadRequest
+from limelight.errors import BadRequest, StoreError
 from limelight.query.compile import PatternFields
 from limelight.runs.engine_errors import (
     CANNOT_COMPILE_REGEXP,
@@ -13,7 +13,6 @@ from limelight.runs.engine_errors import (
     TIMEOUT_EXCEEDED,
     TOO_MANY_ROWS_OR_BYTES,
     describe_code,
-    error_code,
 )
 from limelight.settings import MIB, Settings
 
@@ -69,7 +68,7 @@ def _describe_bytes(size: int) -> str:
 
 
 def store_failure_message(
-    detail: str, limits: RunLimits, patterns: PatternFields | None = None
+    failure: StoreError, limits: RunLimits, patterns: PatternFields | None = None
 ) -> str:
     """What a failed run reports: the cause in the query's terms, never the engine's text.
 
@@ -77,7 +76,7 @@ def store_failure_message(
     its code, which is all an operator needs to look it up. ``patterns`` name the
     fields whose pattern the engine may have failed to compile.
     """
-    code = error_code(detail)
+    code = failure.code
     patterns = patterns or PatternFields()
     if code == TIMEOUT_EXCEEDED:
         return timeout_message(limits.max_run_seconds)

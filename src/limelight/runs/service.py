@@ -22,7 +22,7 @@ from limelight.ids import new_id
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
 from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.spec import QueryFields
-from limelight.ratelimit import RateLimiter
+from limelight.ratelimit import RateLimiter, WindowCounts
 from limelight.runs.execute import RunFailed, execute_plan, typed_plan
 from limelight.runs.limits import RunLimits, queue_timeout_message, timeout_message
 from limelight.runs.model import RunInfo, RunRequest, RunStatus, RunView
@@ -46,10 +46,18 @@ INTERNAL_ERROR = "the query run failed on an internal error"
 
 
 class QueryRunService:
-    def __init__(self, settings: Settings, meta: MetaDB, events: EventStore) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        meta: MetaDB,
+        events: EventStore,
+        counts: WindowCounts | None = None,
+    ) -> None:
         self.limits = RunLimits.from_settings(settings)
         self._events = events
-        self._limiter = RateLimiter(self.limits.runs_per_minute, 60.0)
+        self._limiter = RateLimiter(
+            self.limits.runs_per_minute, 60.0, counts=counts, name="run-creations"
+        )
         self.records = RunRecords(settings, meta, self.limits)
         self._live = LiveRuns()
         threads = self.limits.threads

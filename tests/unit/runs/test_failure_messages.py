@@ -7,6 +7,7 @@ import pytest
 from limelight.query.compile import PatternFields
 from limelight.runs.limits import RunLimits, store_failure_message
 from limelight.settings import Settings
+from limelight.store.events.base import engine_error
 
 LIMITS = RunLimits.from_settings(Settings())
 # What chDB raised for a filter LIKE "\" (2026-11), tenant filter and all.
@@ -43,7 +44,7 @@ def plan_text(code: int, name: str) -> str:
 def test_engine_failures_are_told_by_their_code_without_the_engines_text(
     detail: str, expected: str
 ) -> None:
-    message = store_failure_message(detail, LIMITS)
+    message = store_failure_message(engine_error(RuntimeError(detail)), LIMITS)
     assert message.startswith(expected)
     for internal in ("1m84wsid", "1m84envid", "__table", "FUNCTION", "DB::Exception"):
         assert internal not in message
@@ -67,4 +68,4 @@ def test_a_pattern_the_engine_cannot_compile_is_named_by_its_field(
     patterns: PatternFields, expected: str
 ) -> None:
     detail = plan_text(427, "CANNOT_COMPILE_REGEXP")
-    assert store_failure_message(detail, LIMITS, patterns) == expected
+    assert store_failure_message(engine_error(RuntimeError(detail)), LIMITS, patterns) == expected

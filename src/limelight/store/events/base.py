@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -34,6 +35,20 @@ JSON_PARSE_SETTINGS: Mapping[str, int] = {
     "input_format_json_read_bools_as_numbers": 0,
     "type_json_skip_duplicated_paths": 1,
 }
+
+
+_ERROR_CODE = re.compile(r"\bCode: (\d+)\.")
+
+
+def engine_error(exc: BaseException) -> StoreError:
+    """The store's error for an engine failure, with ClickHouse's numeric code: the
+    exception's own (clickhouse-connect reads it from the answer), else the one its
+    text names (``Code: N.``: chDB's errors carry the server's text)."""
+    code = getattr(exc, "code", None)
+    if not isinstance(code, int):
+        found = _ERROR_CODE.search(str(exc))
+        code = int(found.group(1)) if found else None
+    return StoreError(str(exc), code)
 
 
 def settings_clause(settings: Mapping[str, int]) -> str:

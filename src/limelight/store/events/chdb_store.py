@@ -37,6 +37,7 @@ from limelight.store.events.base import (
     Tenant,
     decode_result,
     encode_rows,
+    engine_error,
     settings_clause,
 )
 from limelight.store.events.ddl import apply_ddl
@@ -209,7 +210,7 @@ class ChdbEventStore:
                 # text that reads like a placeholder.
                 res = s.query(sql, fmt, params=bind_values(params)) if params else s.query(sql, fmt)
             except Exception as exc:  # chDB raises its own error types
-                raise StoreError(str(exc)) from exc
+                raise engine_error(exc) from exc
             return read(res.bytes())
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:

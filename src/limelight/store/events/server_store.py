@@ -2,6 +2,12 @@
 
 Same DDL, same SQL and the same row encoding as the embedded engine; only the
 transport differs. Any number of stateless API workers can share one server.
+
+One client serves every thread of the process. clickhouse-connect sends a
+session id with every request by default, and a server runs one request of a
+session at a time ("session is locked by a concurrent client"), so the client
+is made without one: our statements rely on no session state (their settings
+are in their own SETTINGS clause), and each request stands alone.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from limelight.store.events.base import (
     Tenant,
     decode_result,
     encode_rows,
+    engine_error,
 )
 from limelight.store.events.ddl import apply_ddl
 
@@ -41,10 +48,20 @@ class ServerEventStore:
         import clickhouse_connect
 
         try:
-            self._client = clickhouse_connect.get_client(dsn=self._url, database="default")
+            self._client = clickhouse_connect.get_client(
+                dsn=self._url, database="default", autogenerate_session_id=False
+            )
         except Exception as exc:
             raise StoreError(f"cannot reach ClickHouse at the configured URL: {exc}") from exc
-        apply_ddl(self._database, lambda sql: str(self._client.command(sql) or ""))
+        apply_ddl(self._database, self._text)
+
+    def _text(self, sql: str) -> str:
+        """A statement's answer as text (the DDL's version query reads a number)."""
+        try:
+            answer = self._client.command(sql)
+        except Exception as exc:
+            raise engine_error(exc) from exc
+        return "" if answer is None or not isinstance(answer, str | int) else str(answer)
 
     def close(self) -> None:
         if self._client is not None:
@@ -65,7 +82,7 @@ class ServerEventStore:
                 settings={"async_insert": 1, "wait_for_async_insert": 1, **JSON_PARSE_SETTINGS},
             )
         except Exception as exc:
-            raise StoreError(str(exc)) from exc
+            raise engine_error(exc) from exc
 
     def query(
         self, sql: str, params: Mapping[str, Any], columns: Sequence[str] | None = None
@@ -73,11 +90,11 @@ class ServerEventStore:
         try:
             result = self._client.raw_query(sql, parameters=dict(params), fmt=RESULT_FORMAT)
         except Exception as exc:
-            raise StoreError(str(exc)) from exc
+            raise engine_error(exc) from exc
         return decode_result(result, columns)
 
     def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
         try:
             self._client.command(sql, parameters=dict(params or {}))
         except Exception as exc:
-            raise StoreError(str(exc)) from exc
+            raise engine_error(exc) from exc

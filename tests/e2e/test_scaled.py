@@ -1,0 +1,103 @@
+"""Two API processes over one PostgreSQL and one ClickHouse (the double): what one
+process counts or holds, the other sees. Requests go to the process each step names."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.oauth_support import Browser, new_user, post_forms
+from tests.support import LiveServer, launch_pair
+
+RUNS_PER_MINUTE = 4
+FAILURES_PER_ACCOUNT = 5
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[LiveServer]]:
+    servers = launch_pair(
+        Path(tmp_path_factory.mktemp("pair")),
+        {
+            "LIMELIGHT_QUERY_RUNS_PER_MINUTE": str(RUNS_PER_MINUTE),
+            "LIMELIGHT_AUTH_FAILURES_PER_ACCOUNT": str(FAILURES_PER_ACCOUNT),
+            "LIMELIGHT_AUTH_FAILURE_WINDOW": "86400",
+        },
+    )
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+def _window() -> dict[str, int]:
+    now = int(time.time() * 1000)
+    return {"from": now - 3_600_000, "to": now + 1}
+
+
+def test_run_creations_are_counted_once_for_the_deployment(pair: list[LiveServer]) -> None:
+    a, b = pair
+    tenant = a.new_tenant()
+    body = {"query": {"calculations": [{"operator": "COUNT"}]}, **_window()}
+    statuses = []
+    for i in range(RUNS_PER_MINUTE + 2):
+        server = pair[i % 2]
+        r = httpx.post(
+            f"{server.url}/v1/query_run", json=body, headers={"Authorization": tenant.admin_key}
+        )
+        statuses.append(r.status_code)
+    assert statuses == [200] * RUNS_PER_MINUTE + [429, 429]
+    assert b.url != a.url
+
+
+def test_a_run_made_on_one_process_is_answered_by_the_other(pair: list[LiveServer]) -> None:
+    a, b = pair
+    tenant = b.new_tenant()
+    events = [{"message": "hello", "duration": d} for d in (10, 20, 30)]
+    assert a.send(tenant.ingest_key, "logs", events).status_code == 202
+    headers = {"Authorization": tenant.admin_key}
+    body = {"query": {"calculations": [{"operator": "SUM", "key": "duration"}]}, **_window()}
+    created = httpx.post(f"{a.url}/v1/query_run", json=body, headers=headers).json()
+    run_id = created["query_run"]["id"]
+    # The other process holds no live run: it waits on the record until the run settles.
+    answer = httpx.get(f"{b.url}/v1/query_run/{run_id}?wait=10", headers=headers, timeout=30)
+    assert answer.status_code == 200
+    run = answer.json()
+    assert run["query_run"]["status"] == "COMPLETED"
+    assert run["data"]["aggregates"][0]["values"]["SUM(duration)"] == 60
+    again = httpx.get(f"{a.url}/v1/query_run/{run_id}", headers=headers).json()
+    assert again["data"]["aggregates"] == run["data"]["aggregates"]
+
+
+def test_failed_logins_are_counted_once_for_the_deployment(pair: list[LiveServer]) -> None:
+    a, _ = pair
+    email, _ = new_user(a)
+    answers = []
+    for i in range(FAILURES_PER_ACCOUNT + 2):
+        browser = Browser(pair[i % 2])
+        page = browser.client.get("/login")
+        form = dict(post_forms(page.text, "/login")[0].fields)
+        answer = browser.client.post("/login", data=form | {"email": email, "password": "wrong"})
+        answers.append(answer.status_code)
+        browser.close()
+    assert answers == [401] * FAILURES_PER_ACCOUNT + [429, 429]
+
+
+def test_two_evaluators_check_an_alert_once_per_due_time(pair: list[LiveServer]) -> None:
+    a, b = pair
+    tenant = a.new_tenant()
+    headers = {"Authorization": tenant.admin_key}
+    query = {"calculations": [{"operator": "COUNT"}]}
+    query_id = httpx.post(f"{a.url}/v1/queries", json=query, headers=headers).json()["query"]["id"]
+    alert = {"name": "once", "query_id": query_id, "threshold": {"operation": ">", "value": 0}}
+    alert_id = httpx.post(f"{b.url}/v1/alerts", json=alert, headers=headers).json()["alert"]["id"]
+    deadline = time.monotonic() + 15
+    checks: list[object] = []
+    while not checks and time.monotonic() < deadline:
+        time.sleep(0.2)
+        checks = httpx.get(f"{a.url}/v1/alerts/{alert_id}/checks", headers=headers).json()["checks"]
+    time.sleep(2.5)  # both evaluators tick (every second) more than once meanwhile
+    checks = httpx.get(f"{b.url}/v1/alerts/{alert_id}/checks", headers=headers).json()["checks"]
+    assert len(checks) == 1  # due again only a minute later

@@ -1,0 +1,135 @@
+"""What every events store promises, checked on both transports: the embedded engine
+(chDB in this process) and a ClickHouse server over HTTP (clickhouse-connect, against
+the ClickHouse double; against a real server too when LIMELIGHT_TEST_CLICKHOUSE_URL
+names one)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+import pytest
+
+from limelight.errors import StoreError
+from limelight.store.events.base import EventStore, Tenant
+from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.store.events.ddl import VERSIONS_TABLE, ddl_files
+from limelight.store.events.server_store import ServerEventStore
+from tests import query_reference as ref
+from tests.support import launch_clickhouse_double
+
+REAL_SERVER = os.environ.get("LIMELIGHT_TEST_CLICKHOUSE_URL")
+TRANSPORTS = [
+    "chdb",
+    "server",
+    pytest.param(
+        "real",
+        marks=pytest.mark.skipif(
+            not REAL_SERVER, reason="set LIMELIGHT_TEST_CLICKHOUSE_URL to run against a server"
+        ),
+    ),
+]
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+def store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[EventStore]:
+    database = f"contract_{uuid.uuid4().hex[:8]}"
+    if request.param == "chdb":
+        shared = ref.shared_chdb_store(tmp_path_factory)
+        chdb = ChdbEventStore(shared.path, database=database)
+        chdb.start()
+        yield chdb
+        chdb.close()
+        return
+    double = None
+    if request.param == "server":
+        double = launch_clickhouse_double(tmp_path_factory.mktemp("double"))
+        url = double.url
+    else:
+        url = str(REAL_SERVER)
+    server = ServerEventStore(url, database=database)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+        if double is not None:
+            double.stop()
+
+
+TRICKY = ["it's", 'a "quote"', "back\\slash", "tab\there", "new\nline", "ünï😀", "{p0:String}"]
+
+
+def test_inserted_events_come_back_with_bound_values_intact(store: EventStore) -> None:
+    tenant = Tenant(f"ws-{uuid.uuid4().hex[:6]}", "env")
+    ref.store_events(
+        store, tenant, "contract", [{"v": text, "i": i} for i, text in enumerate(TRICKY)]
+    )
+    for text in TRICKY:
+        rows = store.query(
+            f"SELECT raw FROM {store.table} WHERE workspace_id = {{ws:String}}"
+            " AND data.v.:String = {v:String}",
+            {"ws": tenant.workspace_id, "v": text},
+            ("raw",),
+        ).rows
+        assert [orjson.loads(r["raw"])["v"] for r in rows] == [text]
+
+
+def test_answers_carry_their_statistics(store: EventStore) -> None:
+    tenant = Tenant(f"ws-{uuid.uuid4().hex[:6]}", "env")
+    ref.store_events(store, tenant, "stats", [{"n": i} for i in range(50)])
+    result = store.query(
+        f"SELECT count() AS c, sum(length(raw)) > 0 AS read FROM {store.table}"
+        " WHERE workspace_id = {ws:String}",
+        {"ws": tenant.workspace_id},
+        ("c", "read"),
+    )
+    assert result.rows == [{"c": 50, "read": 1}]
+    assert result.rows_read >= 50 and result.bytes_read > 0
+
+
+def test_engine_errors_come_with_clickhouses_code(store: EventStore) -> None:
+    cases = {
+        "SELECT nope FROM system.one": 47,  # UNKNOWN_IDENTIFIER
+        "SELEKT 1": 62,  # SYNTAX_ERROR
+        "SELECT throwIf(1) AS x": 395,  # FUNCTION_THROW_IF_VALUE_IS_NON_ZERO
+        f"SELECT * FROM {store.table}_missing": 60,  # UNKNOWN_TABLE
+    }
+    for sql, code in cases.items():
+        with pytest.raises(StoreError) as failed:
+            store.query(sql, {})
+        assert failed.value.code == code, (sql, str(failed.value)[:200])
+
+
+def test_every_ddl_file_is_applied_and_recorded(store: EventStore) -> None:
+    database = store.table.split(".")[0]
+    rows = store.query(
+        f"SELECT max(version) AS v FROM {database}.{VERSIONS_TABLE}", {}, ("v",)
+    ).rows
+    assert rows == [{"v": ddl_files()[-1][0]}]
+    tables = store.query(
+        "SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name",
+        {"db": database},
+        ("name",),
+    ).rows
+    assert {"events", "event_paths", "event_paths_on_insert", VERSIONS_TABLE} <= {
+        t["name"] for t in tables
+    }
+
+
+def test_concurrent_statements_each_get_their_own_answer(store: EventStore) -> None:
+    """One store serves every thread (a shared server client once failed with
+    "session is locked"; a shared engine session once handed answers around)."""
+
+    def ask(i: int) -> Any:
+        return store.query("SELECT {i:UInt32} AS i, sleep(0.01) AS z", {"i": i}, ("i", "z")).rows
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(ask, range(64)))
+    assert answers == [[{"i": i, "z": 0}] for i in range(64)]
