@@ -30,12 +30,12 @@ from bench.queries import _data_dir, _prepare
 from limelight.alerts.evaluator import CheckReport, Evaluator
 from limelight.alerts.service import AlertService
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.meta import queries_repo
 from limelight.store.meta.alerts_models import Alert
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import Environment, Workspace
+from limelight.tenant import Tenant
 
 if TYPE_CHECKING:
     from bench.run import BenchContext

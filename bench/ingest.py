@@ -29,8 +29,9 @@ import orjson
 
 from limelight.ingest.service import Origin, build_rows
 from limelight.settings import MIB
-from limelight.store.events.base import EventRow, Tenant
+from limelight.store.events.base import EventRow
 from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.tenant import Tenant
 
 if TYPE_CHECKING:
     from bench.run import BenchContext

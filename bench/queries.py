@@ -47,6 +47,7 @@ import httpx
 import orjson
 from tests.support import launch
 
+from limelight.auth.api_keys import mint_key
 from limelight.errors import StoreError
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run, granularity_for
 from limelight.query.keys import UNKNOWN, StoredTypes
@@ -54,10 +55,11 @@ from limelight.query.spec import validate_fields
 from limelight.runs.execute import execute_plan, typed_plan
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
-from limelight.store.events.base import JSON_PARSE_SETTINGS, Tenant, settings_clause
+from limelight.store.events.base import JSON_PARSE_SETTINGS, settings_clause
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
+from limelight.tenant import Tenant
 
 if TYPE_CHECKING:
     from bench.run import BenchContext
@@ -253,7 +255,7 @@ def _make_tenants(meta: MetaDB, counts: list[int]) -> dict[int, tuple[Tenant, st
         out = {}
         for count in counts:
             env = repos.create_environment(s, ws, f"events-{count}", redact=False)
-            key = repos.create_key(s, env, "admin", name="bench").value
+            key = mint_key(s, env, "admin", name="bench").value
             out[count] = (Tenant(ws.id, env.id), key)
         return out
 

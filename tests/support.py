@@ -23,7 +23,8 @@ from typing import Any
 
 import httpx
 
-from limelight.key_owners import admin_key_owner
+from limelight.auth.api_keys import mint_key
+from limelight.auth.key_owners import admin_key_owner
 from limelight.settings import Settings
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
@@ -130,8 +131,8 @@ class LiveServer:
             ws = repos.create_workspace(s, f"ws-{uuid.uuid4().hex[:10]}")
             env = repos.create_environment(s, ws, "prod", redact=redact)
             owner = admin_key_owner(s, ws, None)
-            ingest = repos.create_key(s, env, "ingest").value
-            admin = repos.create_key(s, env, "admin", user_id=owner.id).value
+            ingest = mint_key(s, env, "ingest").value
+            admin = mint_key(s, env, "admin", user_id=owner.id).value
             return Tenant(ws.id, env.id, ingest, admin, owner.id)
 
     def read(self, admin_key: str, dataset: str | None = None, limit: int = 1000) -> list[Any]:
@@ -255,32 +256,45 @@ def launch_clickhouse_double(data_dir: Path, timeout: float = 60.0) -> ClickHous
     raise RuntimeError("the ClickHouse double did not start")
 
 
+REAL_CLICKHOUSE_VARIABLE = "LIMELIGHT_TEST_CLICKHOUSE_URL"
+
+
+def _events_server(data_dir: Path) -> tuple[dict[str, str], Callable[[], None]]:
+    """The server-mode events settings: a real ClickHouse server when
+    LIMELIGHT_TEST_CLICKHOUSE_URL names one (a database of its own), else a double."""
+    real = os.environ.get(REAL_CLICKHOUSE_VARIABLE)
+    env = {"LIMELIGHT_EVENTS_BACKEND": "clickhouse"}
+    if real:
+        env |= {
+            "LIMELIGHT_CLICKHOUSE_URL": real,
+            "LIMELIGHT_CLICKHOUSE_DATABASE": f"limelight_{uuid.uuid4().hex[:10]}",
+        }
+        return env, lambda: None
+    double = launch_clickhouse_double(data_dir / "double")
+    return env | {"LIMELIGHT_CLICKHOUSE_URL": double.url}, double.stop
+
+
 def launch_scaled(
     data_dir: Path, extra_env: dict[str, str] | None = None, workers: int = 2
 ) -> LiveServer:
     """A server in the scaled mode: ``workers`` API processes on one port, metadata in a
-    PostgreSQL schema of its own, events on a ClickHouse double. Skipped, saying why,
-    when PostgreSQL cannot be reached."""
+    PostgreSQL schema of its own, events on a ClickHouse double (or the real server of
+    LIMELIGHT_TEST_CLICKHOUSE_URL). Skipped, saying why, when PostgreSQL cannot be reached."""
     schemas = postgres_schema()
     url = next(schemas)
-    double = launch_clickhouse_double(data_dir / "double")
+    events_env, stop_events = _events_server(data_dir)
     try:
         server = launch(
             data_dir / "server",
-            {
-                "LIMELIGHT_DATABASE_URL": url,
-                "LIMELIGHT_EVENTS_BACKEND": "clickhouse",
-                "LIMELIGHT_CLICKHOUSE_URL": double.url,
-                **(extra_env or {}),
-            },
+            {"LIMELIGHT_DATABASE_URL": url, **events_env, **(extra_env or {})},
             serve_args=("--workers", str(workers)),
         )
     except BaseException:
-        double.stop()
+        stop_events()
         next(schemas, None)
         raise
     server.mode = "scaled"
-    server.after_stop += [lambda: next(schemas, None), double.stop]
+    server.after_stop += [lambda: next(schemas, None), stop_events]
     return server
 
 
@@ -290,11 +304,10 @@ def launch_pair(data_dir: Path, extra_env: dict[str, str] | None = None) -> list
     when PostgreSQL cannot be reached."""
     schemas = postgres_schema()
     url = next(schemas)
-    double = launch_clickhouse_double(data_dir / "double")
+    events_env, stop_events = _events_server(data_dir)
     env = {
         "LIMELIGHT_DATABASE_URL": url,
-        "LIMELIGHT_EVENTS_BACKEND": "clickhouse",
-        "LIMELIGHT_CLICKHOUSE_URL": double.url,
+        **events_env,
         # Both must sign and read the console's forms alike, as behind one proxy.
         "LIMELIGHT_SECRET_KEY": uuid.uuid4().hex,
         **(extra_env or {}),
@@ -306,10 +319,10 @@ def launch_pair(data_dir: Path, extra_env: dict[str, str] | None = None) -> list
     except BaseException:
         for server in servers:
             server.stop()
-        double.stop()
+        stop_events()
         next(schemas, None)
         raise
     for server in servers:
         server.mode = "scaled"
-    servers[-1].after_stop += [lambda: next(schemas, None), double.stop]
+    servers[-1].after_stop += [lambda: next(schemas, None), stop_events]
     return servers

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from limelight.auth.api_keys import mint_key
+from limelight.auth.key_owners import ADMIN_EMAIL
 from limelight.auth.passwords import hash_password
 from limelight.store.meta import accounts_repo, repos
 from limelight.store.meta.accounts_models import User
@@ -16,7 +18,6 @@ from limelight.store.meta.models import ApiKey, Environment, Workspace, utcnow
 DEFAULT_WORKSPACE = "default"
 DEFAULT_ENVIRONMENT = "prod"
 BOOTSTRAP_KEY_NAME = "bootstrap"
-ADMIN_EMAIL = "admin@limelight.local"
 
 
 @dataclass
@@ -59,14 +60,14 @@ def ensure_default(s: Session, redact: bool = True) -> BootstrapResult:
         created = True
     ingest = _bootstrap_key(s, env, "ingest")
     if ingest is None:
-        ingest_value = repos.create_key(s, env, "ingest", BOOTSTRAP_KEY_NAME).value
+        ingest_value = mint_key(s, env, "ingest", BOOTSTRAP_KEY_NAME).value
         created = True
     else:
         ingest_value = ingest.public_value or ""
     admin = _bootstrap_key(s, env, "admin")
     admin_value: str | None = None
     if admin is None:
-        new_admin = repos.create_key(s, env, "admin", BOOTSTRAP_KEY_NAME)
+        new_admin = mint_key(s, env, "admin", BOOTSTRAP_KEY_NAME)
         admin_value, admin_display = new_admin.value, new_admin.key.display
         created = True
     else:

@@ -18,11 +18,12 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.orm import Session
 
+from limelight.auth.api_keys import KEY_KINDS, mint_key
+from limelight.auth.key_owners import admin_key_owner
 from limelight.bootstrap import BootstrapResult, ensure_default
 from limelight.cli_accounts import integrations, users
 from limelight.cli_alerts import alerts, worker
 from limelight.errors import ExposedError
-from limelight.key_owners import admin_key_owner
 from limelight.settings import Settings
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
@@ -269,7 +270,7 @@ def keys_create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create a key bound to one environment. Admin keys are shown this once."""
-    if kind not in repos.KEY_KINDS:
+    if kind not in KEY_KINDS:
         raise typer.BadParameter("--kind must be ingest or admin")
     if user is not None and kind != "admin":
         raise typer.BadParameter("--user names the owner of an admin key")
@@ -278,7 +279,7 @@ def keys_create(
         env = repos.find_environment(s, environment, ws)
         owner = admin_key_owner(s, ws, user) if kind == "admin" else None
         owner_id = owner.id if owner is not None else None
-        new = repos.create_key(s, env, kind, name, user_id=owner_id)
+        new = mint_key(s, env, kind, name, user_id=owner_id)
         if as_json:
             print_json({"id": new.key.id, "kind": kind, "key": new.value, "workspaceId": ws.id,
                         "environmentId": env.id, "userId": owner_id})  # fmt: skip

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from limelight.auth.api_keys import mint_key
 from limelight.store.events.base import Tenant as StoreTenant
 from limelight.store.meta import queries_repo, repos
 from limelight.store.meta.db import MetaDB
@@ -138,7 +139,7 @@ def test_author_is_the_user_who_owns_the_key(
 ) -> None:
     with meta.session(immediate=True) as s:
         env = repos.find_environment(s, mine.environment_id)
-        key = repos.create_key(s, env, "admin", user_id="user-42").value
+        key = mint_key(s, env, "admin", user_id="user-42").value
     own = Api(server, key)
     query_id = own.create_id({"name": "mine"})
     assert own.get(query_id).json()["query"]["author"] == "user-42"
@@ -152,7 +153,7 @@ def test_a_key_without_an_owner_is_named_as_the_author(
     # Keys made before every admin key had an owner, in a workspace without members.
     with meta.session(immediate=True) as s:
         env = repos.find_environment(s, mine.environment_id)
-        new = repos.create_key(s, env, "admin")
+        new = mint_key(s, env, "admin")
     query_id = Api(server, new.value).create_id({"name": "ownerless"})
     assert Api(server, mine.admin_key).get(query_id).json()["query"]["author"] == new.key.id
 

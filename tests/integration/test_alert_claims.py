@@ -16,11 +16,11 @@ from sqlalchemy import select
 from limelight.alerts.evaluator import LEASE, Evaluator
 from limelight.alerts.service import AlertService
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
 from limelight.store.meta import alerts_repo, queries_repo, repos
 from limelight.store.meta.alerts_models import AlertCheck
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 
 ALERTS = 120

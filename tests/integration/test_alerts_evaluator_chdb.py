@@ -17,10 +17,10 @@ from limelight.alerts.notify import Notifier
 from limelight.alerts.service import AlertService, destination_policy, smtp_settings
 from limelight.errors import BadRequest, StoreError
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
 from limelight.store.meta import queries_repo, repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.alert_support import Mailbox, WebhookReceiver, smtp_server, webhook_receiver
 

@@ -24,7 +24,7 @@ from limelight.query.spec import validate_fields
 from limelight.runs.execute import execute_plan
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 
 TENANT = Tenant("ws_pages", "env_pages")

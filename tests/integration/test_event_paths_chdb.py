@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from limelight.store.events.base import Tenant
 from limelight.store.events.paths import paths_below, stored_types
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 
 NOW_MS = 1_795_000_000_000

@@ -15,10 +15,11 @@ import orjson
 import pytest
 
 from limelight.errors import StoreError
-from limelight.store.events.base import EventStore, Tenant
+from limelight.store.events.base import EventStore
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.events.ddl import VERSIONS_TABLE, ddl_files
 from limelight.store.events.server_store import ServerEventStore
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.support import launch_clickhouse_double
 

@@ -14,8 +14,9 @@ import orjson
 import pytest
 
 from limelight.errors import StoreError
-from limelight.store.events.base import Tenant, decode_result
+from limelight.store.events.base import decode_result
 from limelight.store.events.chdb_store import ChdbEventStore, SessionPool
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 
 # Each fails after the engine has produced part of its output.

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from limelight.query.results import shape
-from limelight.store.events.base import Tenant
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.unit.query.golden_cases import CASES, ENVIRONMENT, TIMEFRAME, WORKSPACE, timeframe_of
 from tests.unit.query.test_golden import compile_case

@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 from limelight.ingest.service import Origin, ingest_body
-from limelight.store.events.base import Tenant
 from limelight.store.events.reading import read_events
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.unit.ingest.limits import limits
 

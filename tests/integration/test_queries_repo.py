@@ -15,13 +15,13 @@ from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
 from limelight.errors import Forbidden, NotFound
-from limelight.store.events.base import Tenant
 from limelight.store.meta import queries_repo as repo
 from limelight.store.meta import repos
 from limelight.store.meta.alerts_models import Alert
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import QueryRun, SavedQuery
+from limelight.tenant import Tenant
 
 
 def _tenant(db: MetaDB) -> Tenant:

@@ -13,7 +13,7 @@ from limelight.runs.engine_errors import ERROR_NAMES
 from limelight.runs.execute import RunFailed, execute_plan
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 
 TENANT = Tenant("1m84failws", "1m84failenv")

@@ -20,12 +20,12 @@ from limelight.query.spec import validate_fields
 from limelight.runs import RunRequest
 from limelight.runs.service import QueryRunService
 from limelight.settings import MIB, Settings
-from limelight.store.events.base import Tenant
 from limelight.store.meta import queries_repo as repo
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import QueryRun
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 
 NOW = 1_795_000_000_000

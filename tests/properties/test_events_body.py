@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from limelight.errors import ExposedError
 from limelight.ingest.service import Origin, ingest_body
-from limelight.store.events.base import Tenant
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.properties.strategies import event_bodies
 from tests.support import LiveServer

@@ -17,7 +17,7 @@ from limelight.ingest.otlp.codec import Encoding, encode_message, export_respons
 from limelight.ingest.otlp.service import ingest_otlp
 from limelight.ingest.otlp.signals import SIGNALS
 from limelight.ingest.service import Origin
-from limelight.store.events.base import Tenant
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.properties.strategies import otlp_json_bodies, otlp_protobuf_bodies
 from tests.unit.ingest.limits import limits

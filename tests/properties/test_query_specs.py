@@ -29,7 +29,7 @@ from limelight.query.spec import MAX_LIMIT, QueryFields, validate_fields
 from limelight.runs.execute import RunFailed, execute_plan, typed_plan
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.properties.strategies import query_specs, well_formed_specs
 

@@ -45,12 +45,13 @@ from limelight.query.spec import validate_fields
 from limelight.runs.execute import RunFailed, run_once
 from limelight.runs.limits import RunLimits, store_failure_message
 from limelight.settings import Settings
-from limelight.store.events.base import EventStore, Tenant
+from limelight.store.events.base import EventStore
 from limelight.store.meta import alerts_repo as repo
 from limelight.store.meta import queries_repo
 from limelight.store.meta.alerts_models import Alert, AlertCheck
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
+from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.alerts")
 

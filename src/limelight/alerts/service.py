@@ -20,12 +20,12 @@ from limelight.ids import new_id
 from limelight.query.calculations import value_name
 from limelight.query.spec import QueryFields, validate_fields
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
 from limelight.store.meta import alerts_repo as repo
 from limelight.store.meta import queries_repo
 from limelight.store.meta.alerts_models import Alert, AlertCheck
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
+from limelight.tenant import Tenant
 
 MAX_CHECKS_LISTED = 1000
 REQUIRED = ("name", "query_id", "threshold")

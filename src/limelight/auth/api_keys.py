@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from limelight.auth.secrets import SecretKind, hash_secret, kind_of, same_hash
-from limelight.store.events.base import Tenant
+from sqlalchemy.orm import Session
+
+from limelight.auth.secrets import SecretKind, display, hash_secret, kind_of, new_secret, same_hash
+from limelight.ids import new_id
+from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
+from limelight.store.meta.models import ApiKey, Environment, utcnow
 from limelight.store.meta.repos import active_key_by_hash
+from limelight.tenant import Tenant
+
+KEY_KINDS = {"ingest": SecretKind.INGEST_KEY, "admin": SecretKind.ADMIN_KEY}
 
 # Anything longer is not one of our keys; checked before hashing.
 MAX_KEY_LENGTH = 128
@@ -55,3 +62,35 @@ def resolve_api_key(db: MetaDB, value: str | None) -> KeyContext | None:
         user_id=grant.user_id,
         redact_secrets=grant.redact_secrets,
     )
+
+
+@dataclass(frozen=True)
+class NewKey:
+    key: ApiKey
+    value: str  # shown to the caller once (ingest keys stay readable)
+
+
+def mint_key(
+    s: Session,
+    environment: Environment,
+    kind: str,
+    name: str = "",
+    user_id: str | None = None,
+    installation_id: str | None = None,
+) -> NewKey:
+    """A new key of ``environment``: a 256-bit secret with the kind's prefix, stored as its
+    SHA-256 and a display form; an ingest key (public by design) also as itself."""
+    value = new_secret(KEY_KINDS[kind])
+    key = ApiKey(
+        id=new_id(),
+        environment_id=environment.id,
+        kind=kind,
+        name=name,
+        key_hash=hash_secret(value),
+        display=display(value),
+        public_value=value if kind == "ingest" else None,
+        user_id=user_id,
+        installation_id=installation_id,
+        created_at=utcnow(),
+    )
+    return NewKey(repos.add_key(s, key), value)

@@ -11,7 +11,8 @@ from limelight.ids import new_id
 from limelight.ingest.batch import IngestLimits, dumps, parse_batch
 from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_name
 from limelight.ingest.redact import may_hold_secrets, redact
-from limelight.store.events.base import EventRow, EventStore, Tenant
+from limelight.store.events.base import EventRow, EventStore
+from limelight.tenant import Tenant
 
 DATASET_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 

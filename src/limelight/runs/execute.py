@@ -28,8 +28,9 @@ from limelight.runs.limits import (
     store_failure_message,
     timeout_message,
 )
-from limelight.store.events.base import EventStore, QueryResult, Tenant
+from limelight.store.events.base import EventStore, QueryResult
 from limelight.store.events.paths import paths_below, stored_types
+from limelight.tenant import Tenant
 
 
 class RunFailed(Exception):

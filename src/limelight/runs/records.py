@@ -17,11 +17,11 @@ from limelight.query.spec import fields_to_json
 from limelight.runs.limits import RunLimits
 from limelight.runs.model import RunInfo, RunRequest, RunStatus, RunView
 from limelight.settings import Settings
-from limelight.store.events.base import Tenant
 from limelight.store.meta import queries_repo as repo
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import QueryRun
+from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.runs")
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from limelight.runs.model import RunInfo, RunStatus, RunView
-from limelight.store.events.base import Tenant
+from limelight.tenant import Tenant
 
 # Settled results kept in memory for fast polls; older ones are read from the database.
 MEMORY_BUDGET_BYTES = 64 * 1024 * 1024

@@ -30,8 +30,9 @@ from limelight.runs.records import RunRecords
 from limelight.runs.registry import LiveRun, LiveRuns
 from limelight.runs.scheduler import FairScheduler
 from limelight.settings import Settings
-from limelight.store.events.base import EventStore, Tenant
+from limelight.store.events.base import EventStore
 from limelight.store.meta.db import MetaDB
+from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.runs")
 

@@ -13,7 +13,7 @@ from limelight.ingest.otlp.codec import Encoding
 from limelight.ingest.otlp.service import otlp_rows
 from limelight.ingest.otlp.signals import TRACES
 from limelight.ingest.service import Origin
-from limelight.store.events.base import Tenant
+from limelight.tenant import Tenant
 from tests.unit.ingest.limits import limits
 from tests.unit.ingest.otlp_builders import span, traces
 

@@ -12,7 +12,8 @@ from limelight.errors import BadRequest
 from limelight.ingest.batch import parse_batch
 from limelight.ingest.redact import REDACTED, may_hold_secrets
 from limelight.ingest.service import Origin, build_rows, check_dataset
-from limelight.store.events.base import EventRow, Tenant
+from limelight.store.events.base import EventRow
+from limelight.tenant import Tenant
 from tests.unit.ingest.limits import limits
 
 TENANT = Tenant("ws1", "env1")

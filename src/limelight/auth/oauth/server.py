@@ -22,6 +22,7 @@ from limelight.auth.oauth.errors import (
     invalid_request,
     invalid_token,
 )
+from limelight.auth.oauth.installations import install
 from limelight.auth.oauth.requests import (
     REVOKE_FORM,
     REVOKE_JSON,
@@ -201,7 +202,7 @@ class OAuthServer:
                 if redirect != grant.redirect_uri:
                     raise invalid_grant("redirect differs from the one used to authorize")
                 _check_pkce(grant.code_challenge, req.get("code_verifier"))
-                installation = repo.install(s, grant, f"integration {client.name}", now)
+                installation = install(s, grant, f"integration {client.name}", now)
                 if installation is None:
                     raise invalid_grant("the granted workspace or environments are gone")
                 refresh = repo.issue_token(

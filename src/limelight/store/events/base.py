@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import orjson
 
 from limelight.errors import StoreError
+from limelight.tenant import Tenant
 
 # Columns written by INSERT, in the order of the encoded TSV fields.
 INSERT_COLUMNS = (
@@ -54,14 +55,6 @@ def engine_error(exc: BaseException) -> StoreError:
 def settings_clause(settings: Mapping[str, int]) -> str:
     """``k = v, ..`` for a SETTINGS clause (trusted names and integer values)."""
     return ", ".join(f"{name} = {int(value):d}" for name, value in settings.items())
-
-
-@dataclass(frozen=True, slots=True)
-class Tenant:
-    """Who owns the data. Every read and write of events carries one."""
-
-    workspace_id: str
-    environment_id: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,13 +34,13 @@ from limelight.store.events.base import (
     RESULT_FORMAT,
     EventRow,
     QueryResult,
-    Tenant,
     decode_result,
     encode_rows,
     engine_error,
     settings_clause,
 )
 from limelight.store.events.ddl import apply_ddl
+from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.store")
 

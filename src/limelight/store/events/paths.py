@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from limelight.store.events.base import EventStore, Tenant
+from limelight.store.events.base import EventStore
+from limelight.tenant import Tenant
 
 
 def stored_types(

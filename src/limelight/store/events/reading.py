@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from limelight.event_json import to_event
-from limelight.store.events.base import EventStore, Tenant
+from limelight.store.events.base import EventStore
+from limelight.tenant import Tenant
 
 # The columns that make a stored event whole again; see ``to_event``.
 EVENT_COLUMNS = (

@@ -22,12 +22,12 @@ from limelight.store.events.base import (
     RESULT_FORMAT,
     EventRow,
     QueryResult,
-    Tenant,
     decode_result,
     encode_rows,
     engine_error,
 )
 from limelight.store.events.ddl import apply_ddl
+from limelight.tenant import Tenant
 
 
 class ServerEventStore:

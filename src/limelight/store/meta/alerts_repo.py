@@ -16,8 +16,8 @@ from sqlalchemy import Connection, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from limelight.errors import NotFound
-from limelight.store.events.base import Tenant
 from limelight.store.meta.alerts_models import Alert, AlertCheck
+from limelight.tenant import Tenant
 
 
 def _tenant_filter(tenant: Tenant) -> tuple[Any, Any]:

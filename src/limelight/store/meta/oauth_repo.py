@@ -14,7 +14,6 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from limelight.ids import new_id
-from limelight.store.meta import repos
 from limelight.store.meta.accounts_models import (
     AuthorizationCode,
     Installation,
@@ -23,7 +22,6 @@ from limelight.store.meta.accounts_models import (
     OAuthToken,
     User,
 )
-from limelight.store.meta.accounts_repo import is_member
 from limelight.store.meta.models import ApiKey, Environment, Workspace
 
 ACCESS = "access"
@@ -192,22 +190,8 @@ def code_by_hash(s: Session, code_hash: str) -> AuthorizationCode | None:
 # -- installations ------------------------------------------------------------------------
 
 
-def install(s: Session, grant: CodeGrant, key_name: str, now: datetime) -> Installation | None:
-    """An installation with one new public ingest key per granted environment.
-
-    Rights are checked again here, not only on the consent page: the user may
-    have lost the workspace, or an environment may be gone, since the code was
-    issued. None when nothing grantable is left.
-    """
-    if not is_member(s, grant.user_id, grant.workspace_id):
-        return None
-    envs = [
-        env
-        for env in (s.get(Environment, env_id) for env_id in grant.environment_ids)
-        if env is not None and env.workspace_id == grant.workspace_id
-    ]
-    if not envs:
-        return None
+def add_installation(s: Session, grant: CodeGrant, now: datetime) -> Installation:
+    """Record an installation of the grant's integration (its keys are added after)."""
     installation = Installation(
         id=new_id(),
         integration_id=grant.integration_id,
@@ -217,22 +201,24 @@ def install(s: Session, grant: CodeGrant, key_name: str, now: datetime) -> Insta
     )
     s.add(installation)
     s.flush()
-    for env in envs:
-        key = repos.create_key(
-            s, env, "ingest", key_name, user_id=grant.user_id, installation_id=installation.id
-        ).key
-        s.add(
-            InstallationEnvironment(
-                installation_id=installation.id, environment_id=env.id, api_key_id=key.id
-            )
+    return installation
+
+
+def link_key(s: Session, installation_id: str, environment_id: str, key_id: str) -> None:
+    s.add(
+        InstallationEnvironment(
+            installation_id=installation_id, environment_id=environment_id, api_key_id=key_id
         )
+    )
+
+
+def mark_code_used(s: Session, code_id: str, installation_id: str) -> None:
     s.execute(
         update(AuthorizationCode)
-        .where(AuthorizationCode.id == grant.code_id)
-        .values(installation_id=installation.id)
+        .where(AuthorizationCode.id == code_id)
+        .values(installation_id=installation_id)
     )
     s.flush()
-    return installation
 
 
 def revoke_installation(s: Session, installation_id: str, now: datetime) -> None:

@@ -16,7 +16,6 @@ from sqlalchemy.orm import Session
 
 from limelight.errors import Forbidden, NotFound
 from limelight.ids import new_id
-from limelight.store.events.base import Tenant
 from limelight.store.meta.alerts_models import Alert
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import (
@@ -25,6 +24,7 @@ from limelight.store.meta.queries_models import (
     RunStatus,
     SavedQuery,
 )
+from limelight.tenant import Tenant
 
 STARTED, COMPLETED, FAILED = RunStatus.STARTED, RunStatus.COMPLETED, RunStatus.FAILED
 

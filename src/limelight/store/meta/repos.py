@@ -7,12 +7,9 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.orm import Session
 
-from limelight.auth.secrets import SecretKind, display, hash_secret, new_secret
 from limelight.errors import Conflict, NotFound
 from limelight.ids import new_id
 from limelight.store.meta.models import ApiKey, Environment, Workspace, utcnow
-
-KEY_KINDS = {"ingest": SecretKind.INGEST_KEY, "admin": SecretKind.ADMIN_KEY}
 
 
 def create_workspace(s: Session, name: str) -> Workspace:
@@ -77,36 +74,11 @@ def list_environments(s: Session, workspace: Workspace | None = None) -> list[En
     return list(s.scalars(q))
 
 
-@dataclass(frozen=True)
-class NewKey:
-    key: ApiKey
-    value: str  # shown to the caller once (ingest keys stay readable)
-
-
-def create_key(
-    s: Session,
-    environment: Environment,
-    kind: str,
-    name: str = "",
-    user_id: str | None = None,
-    installation_id: str | None = None,
-) -> NewKey:
-    value = new_secret(KEY_KINDS[kind])
-    key = ApiKey(
-        id=new_id(),
-        environment_id=environment.id,
-        kind=kind,
-        name=name,
-        key_hash=hash_secret(value),
-        display=display(value),
-        public_value=value if kind == "ingest" else None,
-        user_id=user_id,
-        installation_id=installation_id,
-        created_at=utcnow(),
-    )
+def add_key(s: Session, key: ApiKey) -> ApiKey:
+    """Store a key minted by ``auth.api_keys.mint_key`` (only its hash and display form)."""
     s.add(key)
     s.flush()
-    return NewKey(key, value)
+    return key
 
 
 def list_keys(s: Session, environment: Environment | None = None) -> list[ApiKey]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from limelight.bootstrap import ADMIN_EMAIL
 from limelight.errors import BadRequest
 from limelight.store.meta import accounts_repo
 from limelight.store.meta.accounts_models import User
 from limelight.store.meta.models import Workspace, utcnow
+
+# The operator's account, made by ``limelight bootstrap``.
+ADMIN_EMAIL = "admin@limelight.local"
 
 
 def admin_key_owner(s: Session, workspace: Workspace, user_ref: str | None) -> User:

@@ -1,0 +1,1 @@
+"""Alerts on saved queries: definitions, checks, notifications, the evaluator."""
