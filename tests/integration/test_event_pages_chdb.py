@@ -140,7 +140,7 @@ def test_the_last_hour_is_read_first_and_alone_when_it_holds_the_page(
         options=RunOptions(limit=limit, offset=offset),
     )
     execute_plan(recording, plan, LIMITS, time.monotonic() + 30, beside)
-    by_text = {(st.sql, str(st.params)): name for name, st in plan.statements.items()}
+    by_text = {(st.sql, str(st.params)): name for name, st in plan.statements.by_name().items()}
     assert {by_text[(sql, str(params))] for sql, params in recording.ran} == statements
 
 

@@ -6,11 +6,19 @@ from typing import Any
 
 import pytest
 
-from limelight.store.events.paths import paths_below, stored_types
+from limelight.runs import lookups
+from limelight.runs.limits import RunLimits
+from limelight.settings import Settings
 from limelight.tenant import Tenant
 from tests import query_reference as ref
 
 NOW_MS = 1_795_000_000_000
+
+LIMITS = RunLimits.from_settings(Settings())
+
+
+def _types(store: Any, tenant: Tenant, paths: list[str]) -> dict[str, frozenset[str]]:
+    return lookups.stored_types(store, tenant, paths, LIMITS)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +36,9 @@ def test_each_path_lists_the_types_its_values_are_stored_as(store: Any) -> None:
     _store(store, tenant, [{"status": "ok", "ratio": 0.5, "ok": True, "tags": ["a"]}])
     _store(store, tenant, [{"nothing": None, "empty": {}}])
 
-    held = stored_types(store, tenant, ["status", "user.id", "when", "ratio", "ok", "tags", "nope"])
+    held = lookups.stored_types(
+        store, tenant, ["status", "user.id", "when", "ratio", "ok", "tags", "nope"], LIMITS
+    )
 
     assert held == {
         "status": {"Int64", "String"},
@@ -38,7 +48,7 @@ def test_each_path_lists_the_types_its_values_are_stored_as(store: Any) -> None:
         "ok": {"Bool"},
         "tags": {"Array(Nullable(String))"},
     }
-    assert stored_types(store, tenant, ["nothing", "empty"]) == {}  # null and {} are no value
+    assert _types(store, tenant, ["nothing", "empty"]) == {}  # null and {} are no value
 
 
 def test_a_tenant_sees_only_the_types_of_its_own_events(store: Any) -> None:
@@ -46,7 +56,7 @@ def test_a_tenant_sees_only_the_types_of_its_own_events(store: Any) -> None:
     _store(store, mine, [{"code": 1}])
     _store(store, other, [{"code": "x", "secret": 1}])
 
-    assert stored_types(store, mine, ["code", "secret"]) == {"code": {"Int64"}}
+    assert _types(store, mine, ["code", "secret"]) == {"code": {"Int64"}}
 
 
 def test_events_stored_before_the_view_are_backfilled_by_the_migration(store: Any) -> None:
@@ -56,14 +66,14 @@ def test_events_stored_before_the_view_are_backfilled_by_the_migration(store: An
     store.command(f"DROP VIEW {database}.event_paths_on_insert")
     try:
         _store(store, tenant, [{"legacy": 1.5}])
-        assert stored_types(store, tenant, ["legacy"]) == {}  # not captured without the view
+        assert _types(store, tenant, ["legacy"]) == {}  # not captured without the view
     finally:
         store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 5")
         store.migrate()
 
-    assert stored_types(store, tenant, ["legacy"]) == {"legacy": {"Float64"}}
+    assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64"}}
     _store(store, tenant, [{"legacy": "text"}])  # and the view is back
-    assert stored_types(store, tenant, ["legacy"]) == {"legacy": {"Float64", "String"}}
+    assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64", "String"}}
 
 
 def test_paths_beyond_the_columns_own_are_listed_too(store: Any) -> None:
@@ -71,7 +81,10 @@ def test_paths_beyond_the_columns_own_are_listed_too(store: Any) -> None:
     tenant = Tenant("ws_paths4", "env_a")
     _store(store, tenant, [{f"k{i}": i for i in range(300)}])
 
-    assert stored_types(store, tenant, ["k0", "k299"]) == {"k0": {"Int64"}, "k299": {"Int64"}}
+    assert _types(store, tenant, ["k0", "k299"]) == {
+        "k0": {"Int64"},
+        "k299": {"Int64"},
+    }
 
 
 def test_the_paths_below_a_key_tell_whether_it_holds_an_object(store: Any) -> None:
@@ -80,7 +93,7 @@ def test_the_paths_below_a_key_tell_whether_it_holds_an_object(store: Any) -> No
     _store(store, tenant, [{"error.code": 5, "empty": {}, "wide": {f"k{i}": i for i in range(5)}}])
     _store(store, other, [{"error": {"secret": 1}}])
 
-    below = paths_below(store, tenant, ["error", "empty", "wide", "nope"], most=4)
+    below = lookups.paths_below(store, tenant, ["error", "empty", "wide", "nope"], 4, LIMITS)
 
     assert below == {
         "error": {  # a dotted key is a path below too, as queries read it

@@ -38,7 +38,9 @@ def test_golden_case_answers_like_the_reference(
 ) -> None:
     query, _ = CASES[name]
     plan = compile_case(name)
-    rows = {n: query_store.query(s.sql, s.params).rows for n, s in plan.statements.items()}
+    rows = {
+        n: query_store.query(s.sql, s.params).rows for n, s in plan.statements.by_name().items()
+    }
     data = ref.as_sent(shape(plan, rows))
     frm, to = timeframe_of(name).from_ms, timeframe_of(name).to_ms
     if plan.kind == "events":
@@ -81,5 +83,7 @@ def test_values_with_backslashes_are_bound_exactly(query_store: Any) -> None:
         timeframe=TIMEFRAME,
         options=RunOptions(),
     )
-    rows = {n: query_store.query(s.sql, s.params).rows for n, s in plan.statements.items()}
+    rows = {
+        n: query_store.query(s.sql, s.params).rows for n, s in plan.statements.by_name().items()
+    }
     assert shape(plan, rows)["count"] == 1

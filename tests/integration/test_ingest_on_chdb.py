@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
 import pytest
 
 from limelight.ingest.service import Origin, ingest_body
-from limelight.store.events.reading import read_events
+from limelight.runs.limits import RunLimits
+from limelight.runs.recent import newest_events
+from limelight.settings import Settings
 from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.unit.ingest.limits import limits
 
 TENANT = Tenant("ws_times", "env_times")
+
+LIMITS = RunLimits.from_settings(Settings())
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +43,14 @@ def test_event_times_are_stored_to_the_millisecond(store: Any, sent: Any, stored
     body = orjson.dumps([{"timestamp": sent, "n": 1}, {"n": 2}])
     outcome = ingest_body(store, Origin(TENANT, dataset), body, limits())
     assert outcome.accepted == 2
-    stored = [e for e in read_events(store, TENANT, dataset) if e["n"] == 1]
+    stored = [e for e in _stored(store, dataset) if e["n"] == 1]
     assert [e["_timestamp"] for e in stored] == [stored_ms]
+
+
+def _stored(store: Any, dataset: str) -> list[Any]:
+    """The dataset's events as stored, newest first, parsed."""
+    events = newest_events(store, TENANT, dataset, 10_000, LIMITS)
+    return [json.loads(orjson.dumps(e)) for e in events]
 
 
 def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(store: Any) -> None:
@@ -48,7 +59,7 @@ def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(sto
     events = [{"n": 1, "a.b": 1, "a": {"b": 2}}, {"n": 2, "x": {"a": {"b": None}, "a.b": 3}}]
     outcome = ingest_body(store, Origin(TENANT, "twice"), orjson.dumps(events), limits())
     assert outcome.accepted == 2
-    stored = sorted(read_events(store, TENANT, "twice"), key=lambda e: e["n"])
+    stored = sorted(_stored(store, "twice"), key=lambda e: e["n"])
     assert [{k: e[k] for k in e if not k.startswith("_")} for e in stored] == events
     rows = store.query(
         f"SELECT data.a.b.:Int64 AS first, data.x.a.b.:Int64 AS only FROM {store.table}"
@@ -65,7 +76,7 @@ def test_a_batch_spanning_more_than_a_hundred_days_is_stored(store: Any) -> None
     events = [{"timestamp": 1_000_000_000_000 + i * day, "n": i} for i in range(250)]
     outcome = ingest_body(store, Origin(TENANT, "backfill"), orjson.dumps(events), limits())
     assert outcome.accepted == 250
-    stored = read_events(store, TENANT, "backfill")
+    stored = _stored(store, "backfill")
     assert sorted((e["n"], e["_timestamp"]) for e in stored) == [
         (e["n"], e["timestamp"]) for e in events
     ]

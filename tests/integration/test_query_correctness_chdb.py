@@ -311,7 +311,9 @@ def run(
     plan = compile_with(UNKNOWN)
     if typed:
         plan = typed_plan(store, TENANT, fields, plan, compile_with, LIMITS)
-    rows = {name: store.query(s.sql, s.params).rows for name, s in plan.statements.items()}
+    rows = {
+        name: store.query(s.sql, s.params).rows for name, s in plan.statements.by_name().items()
+    }
     return plan, ref.as_sent(shape(plan, rows))
 
 

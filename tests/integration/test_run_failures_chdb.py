@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
 import pytest
 
-from limelight.query.compile import CompiledQuery, Plan, RunOptions, Timeframe, compile_run
+from limelight.query.compile import (
+    CompiledQuery,
+    EventsPlan,
+    Plan,
+    RunOptions,
+    Timeframe,
+    compile_run,
+)
+from limelight.query.plans import EventsStatements
 from limelight.query.spec import validate_fields
 from limelight.runs.engine_errors import ERROR_NAMES
 from limelight.runs.execute import RunFailed, execute_plan
@@ -70,11 +79,17 @@ def test_a_like_pattern_read_from_another_key_ending_in_a_backslash(store: Any) 
 
 def test_any_other_engine_failure_gives_its_code_and_name(store: Any) -> None:
     plan = compiled(store, {})
-    page = plan.statements["events"]
+    assert isinstance(plan, EventsPlan)
+    page = plan.statements.events
     failing = page.sql.replace(" ORDER BY", " AND throwIf(n_fail = 0) ORDER BY", 1)
     failing = failing.replace("SELECT ", "SELECT 0 AS n_fail, ", 1)
-    statements = {"events": CompiledQuery(failing, page.params, page.columns)}
-    plan = Plan("events", statements, plan.granularity_ms, plan.timeframe, limit=plan.limit)
+    statements = EventsStatements(
+        recent=None,
+        newest=None,
+        events=CompiledQuery(failing, page.params, ("n_fail", *page.columns)),
+        count=plan.statements.count,
+    )
+    plan = dataclasses.replace(plan, statements=statements, cheap_count=False)
     assert failure_of(store, plan).startswith(
         "the events store could not run the query (error code"
     )

@@ -17,13 +17,8 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from limelight.errors import BadRequest
-from limelight.query.compile import (
-    MAX_OFFSET,
-    Plan,
-    RunOptions,
-    Timeframe,
-    compile_run,
-)
+from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
+from limelight.query.events_plan import MAX_OFFSET
 from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.spec import MAX_LIMIT, QueryFields, validate_fields
 from limelight.runs.execute import RunFailed, execute_plan, typed_plan
@@ -109,7 +104,7 @@ def test_any_spec_is_refused_with_a_400_or_compiles_tenant_scoped(
         assert exc.errors, exc
         return
     plan = compile_for(fields, frame, options, "limelight.events")(stored)
-    for statement in plan.statements.values():
+    for statement in plan.statements.by_name().values():
         where = statement.sql.split(" WHERE ", 1)[1]
         assert where.startswith("workspace_id = {p0:String} AND environment_id = {p1:String}")
 

@@ -40,7 +40,7 @@ from limelight.alerts.service import (
 )
 from limelight.errors import StoreError
 from limelight.ids import new_id
-from limelight.query.compile import RunOptions, Timeframe
+from limelight.query.compile import Timeframe
 from limelight.query.spec import validate_fields
 from limelight.runs.execute import RunFailed, run_once
 from limelight.runs.limits import RunLimits, store_failure_message
@@ -214,12 +214,9 @@ class Evaluator:
     ) -> tuple[Verdict, str | None]:
         """The verdict on the query's run; ERROR with the reason when the run fails."""
         limits = self.limits
-        options = RunOptions(
-            limit=GROUPS_CHECKED,
+        options = limits.run_options(
+            GROUPS_CHECKED,
             granularity_ms=max(1, timeframe.to_ms - timeframe.from_ms),  # one bucket
-            max_execution_s=limits.max_run_seconds,
-            max_result_bytes=limits.max_result_bytes,
-            max_memory_bytes=limits.max_memory_bytes,
         )
         try:
             fields = validate_fields(stored)

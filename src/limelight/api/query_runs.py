@@ -25,7 +25,7 @@ from limelight.api.body import read_body
 from limelight.api.deps import admin_key, runtime_of
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import BadRequest
-from limelight.query.compile import MAX_OFFSET
+from limelight.query.events_plan import MAX_OFFSET
 from limelight.query.spec import MAX_LIMIT, QueryFields, validate_fields
 from limelight.runs import RunRequest, RunStatus, RunView
 from limelight.runtime import Runtime

@@ -6,16 +6,18 @@ they sent); everything richer goes through query runs.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
+from starlette.responses import Response
 
 from limelight.api.deps import admin_key, runtime_of
+from limelight.api.problems import json_response
 from limelight.auth.api_keys import KeyContext
 from limelight.ingest.service import check_dataset
-from limelight.store.events.reading import read_events
+from limelight.runs.recent import newest_events
 
 router = APIRouter()
 
@@ -26,10 +28,11 @@ async def recent_events(
     key: Annotated[KeyContext, Depends(admin_key)],
     dataset: str | None = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
-) -> dict[str, Any]:
+) -> Response:
     if dataset is not None:
         check_dataset(dataset)
+    rt = runtime_of(request)
     events = await run_in_threadpool(
-        read_events, runtime_of(request).events, key.tenant, dataset, limit
+        newest_events, rt.events, key.tenant, dataset, limit, rt.runs.limits
     )
-    return {"events": events, "count": len(events)}
+    return json_response({"events": events, "count": len(events)})

@@ -2,7 +2,8 @@
 
 ``{n}`` is the key as a number (NULL when it holds anything else, so strings,
 booleans and missing keys are skipped), ``{k}`` the key as one kind, for the
-calculations applied to each kind and summed.
+calculations applied to each kind and summed, ``{e}`` whether the key is
+present, for a calculation that only asks that of a key (COUNT with a key).
 
 ``series`` is the same calculation per time bucket in one pass: the -Resample
 combinator over the bucket index ``{i}`` (``{r}`` is ``0, buckets, 1``), giving
@@ -27,6 +28,10 @@ class CalculationSpec:
     series: str | None = None  # per bucket, see above; None: not computed that way
     needs_key: bool = True
     per_kind: bool = False  # applied to the key as each kind ({k}) and summed
+    # With a key, when the calculation reads only whether the key is present ({e}):
+    # the total and the series per bucket.
+    present: str | None = None
+    present_series: str | None = None
 
 
 COUNT_SERIES = "countResample({r})({i})"
@@ -66,7 +71,14 @@ CALCULATIONS: Mapping[str, CalculationSpec] = {
     spec.name: spec
     for spec in (
         # COUNT with a key counts the events where the key is present.
-        CalculationSpec("COUNT", "count()", COUNT_SERIES, needs_key=False),
+        CalculationSpec(
+            "COUNT",
+            "count()",
+            COUNT_SERIES,
+            needs_key=False,
+            present="countIf({e})",
+            present_series="countIfResample({r})({e}, {i})",
+        ),
         # Per kind, summed: "5" and 5 are two values, 5 and 5.0 one. uniqCombined64 at
         # precision 20 is exact (a hash set) well past 10,000 values, then HyperLogLog.
         # No series form: a HyperLogLog state per bucket made it slower than grouping
@@ -91,9 +103,6 @@ PERCENTILE_LEVELS: Mapping[str, float] = {
     "MEDIAN": 0.5,
     **{name: float(level) for name, level in _PERCENTILES.items()},
 }
-
-COUNT_WITH_KEY = "countIf({e})"
-COUNT_WITH_KEY_SERIES = "countIfResample({r})({e}, {i})"
 
 
 def value_name(operator: str, key: str | None, alias: str | None) -> str:

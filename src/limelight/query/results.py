@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from limelight.event_json import SYSTEM_FIELDS, encode, event_json, parsed_event
-from limelight.query.compile import Plan
+from limelight.query.plans import CalculationsPlan, EventsPlan, Plan, Statement
 
 
 def _number(value: Any) -> Any:
@@ -25,7 +25,7 @@ def _number(value: Any) -> Any:
     return value
 
 
-def _groups(plan: Plan, row: Mapping[str, Any]) -> dict[str, Any]:
+def _groups(plan: CalculationsPlan, row: Mapping[str, Any]) -> dict[str, Any]:
     """Each group-by key's value: the one of its kind columns that is not null."""
     out: dict[str, Any] = {}
     for i, (key, width) in enumerate(plan.groups):
@@ -34,7 +34,7 @@ def _groups(plan: Plan, row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _values(plan: Plan, row: Mapping[str, Any]) -> dict[str, Any]:
+def _values(plan: CalculationsPlan, row: Mapping[str, Any]) -> dict[str, Any]:
     values = {name: _number(row.get(f"v{i}")) for i, name in enumerate(plan.values)}
     values["_count"] = int(row.get("_count", 0))
     return values
@@ -45,18 +45,20 @@ def _group_id(groups: Mapping[str, Any]) -> bytes:
 
 
 def _split_sets(
-    rows: Mapping[str, list[dict[str, Any]]],
+    rows: Mapping[Statement, list[dict[str, Any]]],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(total rows, bucket rows): one statement with grouping sets tells them apart by
     ``_total``; a plan with a separate ``series`` statement has no ``_total`` column."""
     totals: list[dict[str, Any]] = []
-    buckets = list(rows.get("series", []))
-    for r in rows["aggregates"]:
+    buckets = list(rows.get(Statement.SERIES, []))
+    for r in rows[Statement.AGGREGATES]:
         (totals if r.get("_total", 1) else buckets).append(r)
     return totals, buckets
 
 
-def _shape_calculations(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def _shape_calculations(
+    plan: CalculationsPlan, rows: Mapping[Statement, list[dict[str, Any]]]
+) -> dict[str, Any]:
     totals, buckets = _split_sets(rows)
     aggregates = [{"groups": _groups(plan, r), "values": _values(plan, r)} for r in totals]
     shown = {_group_id(a["groups"]) for a in aggregates}
@@ -110,7 +112,7 @@ def _picked(row: Mapping[str, Any], keys: tuple[str, ...]) -> orjson.Fragment:
     return encode(_project(event, keys), big)
 
 
-def newest_page(plan: Plan, newest: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def newest_page(plan: EventsPlan, newest: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """The page cut from the rows of ``newest``, or None when they cannot tell it.
 
     ``newest`` holds the first ``offset + limit + 1`` matches by time alone, in
@@ -128,7 +130,7 @@ def newest_page(plan: Plan, newest: list[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def newest_rows(
-    plan: Plan, rows: Mapping[str, list[dict[str, Any]]]
+    plan: EventsPlan, rows: Mapping[Statement, list[dict[str, Any]]]
 ) -> list[dict[str, Any]] | None:
     """The first ``offset + limit + 1`` matches by time alone (fewer when there are
     no more), or None when the rows at hand do not hold them.
@@ -136,14 +138,14 @@ def newest_rows(
     ``recent`` (the timeframe's last stretch) holds them when it is full: every
     match outside it is older than all of its rows.
     """
-    recent = rows.get("recent")
+    recent = rows.get(Statement.RECENT)
     if recent is not None and len(recent) > plan.offset + plan.limit:
         return recent
-    return rows.get("newest")
+    return rows.get(Statement.NEWEST)
 
 
 def events_rows(
-    plan: Plan, rows: Mapping[str, list[dict[str, Any]]]
+    plan: EventsPlan, rows: Mapping[Statement, list[dict[str, Any]]]
 ) -> tuple[list[dict[str, Any]] | None, int | None]:
     """(the page's rows, the count when they tell it); the page None when the rows
     at hand cannot tell it (``recent`` with too few events, or ``newest`` alone with
@@ -152,15 +154,17 @@ def events_rows(
     page = newest_page(plan, newest) if newest is not None else None
     if newest is not None and page is not None:
         return page, len(newest) if len(newest) <= plan.offset + plan.limit else None
-    if "events" not in rows:
+    if Statement.EVENTS not in rows:
         return None, None
-    page = rows["events"]
+    page = rows[Statement.EVENTS]
     # A page that is not full ends the matches (an empty one past the first tells nothing).
     told = len(page) < plan.limit and (page or plan.offset == 0)
     return page, plan.offset + len(page) if told else None
 
 
-def _shape_events(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def _shape_events(
+    plan: EventsPlan, rows: Mapping[Statement, list[dict[str, Any]]]
+) -> dict[str, Any]:
     page, count = events_rows(plan, rows)
     if page is None:
         raise ValueError("the newest rows cannot tell the page and `events` was not run")
@@ -169,7 +173,7 @@ def _shape_events(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[
         events = [event_json(r) for r in page]
     else:
         events = [_picked(r, plan.keys) for r in page]
-    count_rows = rows.get("count")
+    count_rows = rows.get(Statement.COUNT)
     if count_rows:
         count = int(count_rows[0]["count"])
     if count is None:
@@ -177,8 +181,8 @@ def _shape_events(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[
     return {"events": events, "count": count}
 
 
-def shape(plan: Plan, rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def shape(plan: Plan, rows: Mapping[Statement, list[dict[str, Any]]]) -> dict[str, Any]:
     """The run's ``data`` (without ``statistics``, which the runner adds)."""
-    if plan.kind == "calculations":
+    if isinstance(plan, CalculationsPlan):
         return _shape_calculations(plan, rows)
     return _shape_events(plan, rows)

@@ -11,9 +11,12 @@ import orjson
 
 from limelight.errors import StoreError
 from limelight.query.compile import (
+    CalculationsPlan,
     CompiledQuery,
+    EventsPlan,
     Plan,
     RunOptions,
+    Statement,
     Timeframe,
     compile_run,
     json_keys,
@@ -28,8 +31,8 @@ from limelight.runs.limits import (
     store_failure_message,
     timeout_message,
 )
+from limelight.runs.lookups import paths_below, stored_types
 from limelight.store.events.base import EventStore, QueryResult
-from limelight.store.events.paths import paths_below, stored_types
 from limelight.tenant import Tenant
 
 
@@ -71,21 +74,19 @@ def typed_plan(
     if not keys:
         return untyped
     try:
-        held = stored_types(store, tenant, keys, limits.max_run_seconds)
-        below = paths_below(
-            store, tenant, presence_keys(fields), MAX_LISTED_SUB_PATHS, limits.max_run_seconds
-        )
+        held = stored_types(store, tenant, keys, limits)
+        below = paths_below(store, tenant, presence_keys(fields), MAX_LISTED_SUB_PATHS, limits)
     except StoreError as exc:
         raise RunFailed(store_failure_message(exc, limits)) from exc
     return compile_with(StoredTypes(held, below))
 
 
 def _run_side_by_side(
-    store: EventStore, plan: Plan, limits: RunLimits, beside: Executor | None
-) -> dict[str, QueryResult]:
-    (first_name, first), *others = plan.statements.items()
+    store: EventStore, plan: CalculationsPlan, limits: RunLimits, beside: Executor | None
+) -> dict[Statement, QueryResult]:
+    (first_name, first), *others = plan.statements.by_name().items()
     run = _statement_runner(store, plan, limits)
-    pending: dict[str, Future[QueryResult]] = {}
+    pending: dict[Statement, Future[QueryResult]] = {}
     if beside is not None:
         pending = {name: beside.submit(run, st) for name, st in others}
     results = {first_name: run(first)}
@@ -96,8 +97,8 @@ def _run_side_by_side(
 
 
 def _run_events(
-    store: EventStore, plan: Plan, limits: RunLimits, beside: Executor | None
-) -> dict[str, QueryResult]:
+    store: EventStore, plan: EventsPlan, limits: RunLimits, beside: Executor | None
+) -> dict[Statement, QueryResult]:
     """The page, then the count only when the page cannot tell it.
 
     ``recent`` (the page by time alone in the timeframe's last hour) first, then
@@ -113,18 +114,21 @@ def _run_events(
     run = _statement_runner(store, plan, limits)
     counting = None
     if plan.cheap_count and beside is not None:
-        counting = beside.submit(run, statements["count"])
-    results: dict[str, QueryResult] = {}
-    for by_time in ("recent", "newest"):
-        held = {name: r.rows for name, r in results.items()}
-        if by_time in statements and newest_rows(plan, held) is None:
-            results[by_time] = run(statements[by_time])
-    page, count = events_rows(plan, {name: r.rows for name, r in results.items()})
+        counting = beside.submit(run, statements.count)
+    results: dict[Statement, QueryResult] = {}
+    for name, by_time in (
+        (Statement.RECENT, statements.recent),
+        (Statement.NEWEST, statements.newest),
+    ):
+        held = {n: r.rows for n, r in results.items()}
+        if by_time is not None and newest_rows(plan, held) is None:
+            results[name] = run(by_time)
+    page, count = events_rows(plan, {n: r.rows for n, r in results.items()})
     if page is None:
-        results["events"] = run(statements["events"])
-        page, count = events_rows(plan, {"events": results["events"].rows})
+        results[Statement.EVENTS] = run(statements.events)
+        page, count = events_rows(plan, {Statement.EVENTS: results[Statement.EVENTS].rows})
     if count is None:
-        results["count"] = counting.result() if counting else run(statements["count"])
+        results[Statement.COUNT] = counting.result() if counting else run(statements.count)
     return results
 
 
@@ -150,7 +154,7 @@ def execute_data(
     if time.monotonic() >= deadline:
         raise RunFailed(timeout_message(limits.max_run_seconds))
     started = time.perf_counter()
-    if plan.kind == "events":
+    if isinstance(plan, EventsPlan):
         results = _run_events(store, plan, limits, beside)
     else:
         results = _run_side_by_side(store, plan, limits, beside)

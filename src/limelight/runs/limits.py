@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from limelight.errors import BadRequest, StoreError
-from limelight.query.compile import PatternFields
+from limelight.query.compile import PatternFields, RunOptions
 from limelight.runs.engine_errors import (
     CANNOT_COMPILE_REGEXP,
     CANNOT_PARSE_ESCAPE_SEQUENCE,
@@ -58,6 +59,16 @@ class RunLimits:
                     {"field": "to", "message": f"the timeframe may span at most {days:g} days"}
                 ],
             )
+
+    def run_options(self, limit: int | None = None, **given: Any) -> RunOptions:
+        """Options of a statement within these limits (the engine stops it at them)."""
+        return RunOptions(
+            limit=RunOptions().limit if limit is None else limit,
+            max_execution_s=self.max_run_seconds,
+            max_result_bytes=self.max_result_bytes,
+            max_memory_bytes=self.max_memory_bytes,
+            **given,
+        )
 
     def describe_size(self) -> str:
         return _describe_bytes(self.max_result_bytes)

@@ -144,15 +144,9 @@ class QueryRunService:
         return self._live.view(live)
 
     def _options(self, request: RunRequest) -> RunOptions:
-        defaults = RunOptions()
-        return RunOptions(
-            limit=defaults.limit if request.limit is None else request.limit,
-            offset=request.offset or 0,
-            granularity_ms=request.granularity,
-            # The engine stops a statement at the run's limit rather than finish unseen work.
-            max_execution_s=self.limits.max_run_seconds,
-            max_result_bytes=self.limits.max_result_bytes,
-            max_memory_bytes=self.limits.max_memory_bytes,
+        # The engine stops a statement at the run's limits rather than finish unseen work.
+        return self.limits.run_options(
+            request.limit, offset=request.offset or 0, granularity_ms=request.granularity
         )
 
     # -- executing ------------------------------------------------------------------------

@@ -1,0 +1,129 @@
+"""The WHERE clause of a run's statements: the tenant (``scope``), the timeframe, the
+namespaces, the filters and the needle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from limelight.query.keys import KeyExpr, StoredTypes
+from limelight.query.operators import OPERATORS, kinds_of, list_values, value_kind
+from limelight.query.plans import Timeframe
+from limelight.query.scope import Condition, Scope
+from limelight.query.spec import Filter, KeyRef, QueryFields
+from limelight.query.sql import Params
+
+_PARAM_TYPES = {"string": "String", "number": "Float64", "boolean": "Bool"}
+
+# Namespace types that select on a typed column; any other type selects on `namespace`.
+NAMESPACE_COLUMNS = {"dataset": "dataset", "service": "service", "namespace": "namespace"}
+
+
+@dataclass(frozen=True)
+class Where:
+    """Builds the WHERE clause shared by a run's statements (each with its own Params)."""
+
+    scope: Scope
+    fields: QueryFields
+    stored: StoredTypes
+
+    def render(self, params: Params, timeframe: Timeframe) -> Condition:
+        return self.scope.where(params, lambda p: self._conditions(p, timeframe))
+
+    def _conditions(self, params: Params, timeframe: Timeframe) -> list[str]:
+        parts = [
+            f"timestamp >= fromUnixTimestamp64Milli({params.add(timeframe.from_ms, 'Int64')})",
+            f"timestamp < fromUnixTimestamp64Milli({params.add(timeframe.to_ms, 'Int64')})",
+        ]
+        parts += self._namespaces(params)
+        filters = [filter_sql(f, params, self.stored) for f in self.fields.filters or []]
+        if filters:
+            joiner = " OR " if self.fields.filter_combination == "OR" else " AND "
+            parts.append("(" + joiner.join(filters) + ")")
+        if self.fields.needle is not None:
+            parts.append(needle_sql(self.fields, params))
+        return parts
+
+    def _namespaces(self, params: Params) -> list[str]:
+        by_column: dict[str, list[str]] = {}
+        for ns in self.fields.namespaces or []:
+            by_column.setdefault(NAMESPACE_COLUMNS.get(ns.type, "namespace"), []).append(ns.value)
+        out = []
+        for column in ("dataset", "service", "namespace"):
+            if column in by_column:
+                values = [params.add(v, "String") for v in by_column[column]]
+                # `=` for one value: the engine then reads newest-first pages in key order
+                # (0.018 s against 0.089 s with IN for the newest 100 of 10M events).
+                if len(values) == 1:
+                    out.append(f"{column} = {values[0]}")
+                else:
+                    out.append(f"{column} IN ({', '.join(values)})")
+        return out
+
+
+def needle_sql(fields: QueryFields, params: Params) -> str:
+    needle = fields.needle
+    assert needle is not None
+    if needle.isRegex:
+        pattern = needle.value if needle.matchCase else "(?i)" + needle.value
+        return f"match(raw, {params.add(pattern, 'String')})"
+    func = "position" if needle.matchCase else "positionCaseInsensitive"
+    found = f"{func}(raw, {params.add(needle.value, 'String')}) > 0"
+    # Implied by `found` (both fold ASCII letters only), so it never changes the
+    # answer: it is there for the ngram skip index on lower(raw) (DDL 0003),
+    # which rules out the granules that cannot hold the needle.
+    pattern = "%" + _like_escape(needle.value.translate(_ASCII_LOWER)) + "%"
+    return f"({found} AND lower(raw) LIKE {params.add(pattern, 'String')})"
+
+
+_ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _operand(value: Any, kind: str, params: Params, stored: StoredTypes) -> str:
+    if isinstance(value, KeyRef):
+        ref = stored.expr(value.key).scalars.get(value_kind(value))
+        return ref if ref is not None else "NULL"
+    return params.add(value, _PARAM_TYPES[kind])
+
+
+def _positive_sql(
+    op_name: str, key: KeyExpr, value: Any, params: Params, stored: StoredTypes
+) -> str:
+    """The SQL of a positive operation; "0" when the key can never match it."""
+    op = OPERATORS[op_name]
+    if op.shape == "list":
+        tests = []
+        for kind, group in kinds_of(list_values(value)):
+            scalar = key.scalars.get(kind)
+            if scalar is not None:
+                items = ", ".join(params.add(v, _PARAM_TYPES[kind]) for v in group)
+                tests.append(f"{scalar} IN ({items})")
+        return "(" + " OR ".join(tests) + ")" if tests else "0"
+    kind = value_kind(value)
+    scalar = key.scalars.get(kind)
+    if op.scalar is None or kind not in (op.scalar_kinds or op.kinds):
+        scalar = None
+    arrays = key.arrays.get(kind, ()) if op.array is not None else ()
+    if scalar is None and not arrays:
+        return "0"  # the key never holds a value this operation could match
+    operand = _operand(value, kind, params, stored)
+    tests = [op.scalar.format(k=scalar, v=operand)] if op.scalar and scalar else []
+    tests += [op.array.format(a=a, v=operand) for a in arrays if op.array]
+    return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
+
+
+def filter_sql(flt: Filter, params: Params, stored: StoredTypes) -> str:
+    op = OPERATORS[flt.operation]
+    key = stored.expr(flt.key)
+    if op.presence is not None:
+        return op.presence.format(exists=key.exists)
+    if op.negates is not None:
+        positive = _positive_sql(op.negates, key, flt.value, params, stored)
+        if key.is_system:
+            return f"NOT ifNull({positive}, 0)"
+        return f"({key.exists} AND NOT ifNull({positive}, 0))"
+    return _positive_sql(op.name, key, flt.value, params, stored)
