@@ -1,4 +1,4 @@
-"""Which types the JSON paths of a tenant's events are stored as (DDL 0004-0006)."""
+"""Which types the JSON paths of a tenant's events are stored as (DDL 0004-0010)."""
 
 from __future__ import annotations
 
