@@ -21,8 +21,8 @@ serve: $(STAMP)
 	$(BIN)/limelight serve
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
