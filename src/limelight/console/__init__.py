@@ -1,4 +1,5 @@
-"""The web console: server-rendered pages (Jinja2), no scripts."""
+"""The web console: server-rendered pages (Jinja2) with small scripts of its own, served
+by the app with everything they use (no CDN, no build step)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,19 @@ from fastapi import FastAPI
 
 from limelight.auth.sessions import Sessions
 from limelight.auth.throttle import FailedAuthThrottle
-from limelight.console.authorize import router as authorize_router
-from limelight.console.routes import router as pages_router
+from limelight.console import (
+    alerts,
+    authorize,
+    builder,
+    datasets,
+    explorer,
+    home,
+    keys,
+    login,
+    static,
+    tail,
+    traces,
+)
 from limelight.runtime import Runtime
 
 
@@ -16,5 +28,18 @@ def install_console(app: FastAPI, runtime: Runtime) -> None:
     throttle = getattr(app.state, "auth_throttle", None) or FailedAuthThrottle(runtime.settings)
     app.state.auth_throttle = throttle
     app.state.sessions = Sessions(runtime.meta, runtime.settings, throttle)
-    app.include_router(authorize_router)
-    app.include_router(pages_router)
+    app.state.tail_slots = tail.TailSlots()
+    for module in (
+        authorize,
+        login,
+        home,
+        static,
+        datasets,
+        tail,  # before the explorer: /events/tail is not an event's page
+        explorer,
+        builder,
+        traces,
+        keys,
+        alerts,
+    ):
+        app.include_router(module.router)
