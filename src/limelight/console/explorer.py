@@ -46,7 +46,6 @@ MAX_COLUMNS = 12
 PICKER_MS = 24 * 3600 * 1000
 # The parameters the explorer keeps from a page to the next.
 SEARCH_PARAMS = ("q", "qr", "qc", "fk", "fo", "fv")
-DETAIL_SEARCH_MS = 30 * 24 * 3600 * 1000
 
 
 @dataclass
@@ -192,8 +191,8 @@ async def event_detail(request: Request, here: Here, dataset: str, event_id: str
     if t.isdigit() and len(t) < 16:
         window = Window(int(t), int(t) + 1)
     else:
-        end = now_ms()
-        window = Window(end - DETAIL_SEARCH_MS, end + 1)
+        end = now_ms() + 1  # the longest timeframe a run may have, up to now
+        window = Window(end - rt.runs.limits.max_timeframe_ms, end)
     fields = validate_fields(
         {
             "namespaces": [{"type": "dataset", "value": dataset}],
