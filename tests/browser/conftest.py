@@ -67,7 +67,7 @@ def console(server: LiveServer, chromium: Browser, screenshots: Path) -> Iterato
     """A signed-in member of a new workspace, in a browser window of 1280 px."""
     tenant = server.new_tenant()
     email, password = new_user(server, tenant.workspace_id)
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
     window = Console(server, tenant, context.new_page(), screenshots)
     window.log_in(email, password)
     yield window

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from playwright.sync_api import ConsoleMessage, Page, Response, expect
@@ -9,6 +10,9 @@ from playwright.sync_api import ConsoleMessage, Page, Response, expect
 from tests.support import LiveServer, Tenant
 
 WAIT_MS = 20_000
+# The README's screenshots: what the window shows (1280 px wide), written where
+# `make screenshots` says (docs/screenshots), and only then.
+README_SHOTS = os.environ.get("LIMELIGHT_README_SCREENSHOTS")
 
 
 class Console:
@@ -44,8 +48,12 @@ class Console:
         assert answer is not None
         return answer
 
-    def shot(self, name: str) -> None:
+    def shot(self, name: str, readme: bool = False) -> None:
         self.page.screenshot(path=self.shots / f"{name}.png", full_page=True)
+        if readme and README_SHOTS:
+            folder = Path(README_SHOTS)
+            folder.mkdir(parents=True, exist_ok=True)
+            self.page.screenshot(path=folder / f"{name}.png")
 
     def assert_no_page_errors(self) -> None:
         assert self.problems == []

@@ -71,6 +71,7 @@ def test_find_an_event_by_free_text_open_its_detail_and_filter(console: Console)
     console.shot("event")
 
     page.get_by_role("link", name="Events of shop").click()
+    page.get_by_text("Filters and columns").click()
     page.get_by_label("Filter key").first.fill("http.status")
     page.get_by_label("Operation").first.select_option("=")
     page.get_by_label("Value").first.fill("500")
@@ -140,7 +141,7 @@ def test_p99_of_duration_by_service_charted_saved_and_reopened(console: Console)
     expect(table).to_have_text(
         [f"{s}{p99(durations[s]):.3f}" for s in ("payments", "checkout", "search")]
     )
-    console.shot("query-builder")
+    console.shot("query-builder", readme=True)
 
     page.get_by_label("Name", exact=True).fill("p99 by service")
     page.get_by_role("button", name="Save query").click()
@@ -199,7 +200,7 @@ def test_a_trace_sent_with_the_opentelemetry_sdk_opens_as_nested_spans(console: 
     expect(spans.locator(".span-duration")).to_have_text(["45.00 ms", "25.00 ms", "12.00 ms"])
     spans.nth(2).locator("summary").click()
     expect(spans.nth(2).locator(".span-detail")).to_contain_text("postgresql")
-    console.shot("trace")
+    console.shot("trace", readme=True)
 
     console.open(f"{console.base}/traces")
     page.get_by_label("Trace id").fill(trace_id.upper())

@@ -131,6 +131,8 @@ async function run() {
     }
     if (answer.query_run.status === "FAILED") sayErrors({ reason: `The query run failed: ${answer.query_run.error}` });
     else draw(answer.data);
+    // The result, in view: below a long form it would go unseen.
+    if (status.getBoundingClientRect().top > innerHeight * 0.6) status.scrollIntoView();
   } catch (body) {
     sayErrors(body instanceof Error ? { message: `The run could not be started: ${body.message}` } : body);
   }
