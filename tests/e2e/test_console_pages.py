@@ -235,6 +235,18 @@ def test_a_new_environment_shows_how_to_send_a_first_event(
     assert "first" in member.get(env_base + "/events").text
 
 
+def test_a_browser_gets_pages_for_addresses_that_do_not_exist(member: Member) -> None:
+    html = {"Accept": "text/html,application/xhtml+xml"}
+    client = member.browser.client
+    missing = client.get(f"{member.base}/no-such-page", headers=html)
+    assert missing.status_code == 404 and "There is no such page" in missing.text
+    assert missing.headers["content-type"].startswith("text/html")
+    wrong = client.get(f"{member.base}/keys/abc/revoke", headers=html)
+    assert wrong.status_code == 405 and "does not answer that way" in wrong.text
+    api = client.get("/v1/no-such-endpoint", headers=html)  # an API keeps its JSON
+    assert api.status_code == 404 and api.json() == {"message": "Not Found"}
+
+
 def test_a_bad_query_or_a_failed_run_reads_as_a_sentence(member: Member) -> None:
     bad_filter = member.get(f"{member.base}/query", nt="dataset", nv="orders", fk="x", fo="~~")
     assert bad_filter.status_code == 400

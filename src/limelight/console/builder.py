@@ -18,7 +18,6 @@ from starlette.responses import Response
 
 from limelight import saved_queries
 from limelight.alerts.spec import parse_duration
-from limelight.api.body import read_body
 from limelight.api.deps import runtime_of
 from limelight.console.datasets import known_keys
 from limelight.console.query_form import (
@@ -34,7 +33,7 @@ from limelight.console.render import query_string, render, see_other
 from limelight.console.route import console_router
 from limelight.console.running import start
 from limelight.console.scope import Here, Place
-from limelight.console.session import MAX_FORM_BYTES, check_csrf, form_fields
+from limelight.console.session import check_csrf, form_fields, form_pairs
 from limelight.console.timeframe import PRESETS, Window, window_of
 from limelight.datasets import SYSTEM_KEYS
 from limelight.errors import BadRequest, ExposedError
@@ -132,18 +131,13 @@ async def builder(request: Request, here: Here) -> Response:
     )
 
 
-async def _body_pairs(request: Request) -> list[tuple[str, str]]:
-    body = await read_body(request, MAX_FORM_BYTES)
-    return parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-
-
 @router.post("/env/{environment_id}/query/run")
 async def run_query(request: Request, here: Here) -> Response:
     """Start a run of the query in the body (the builder's address); answered like
     ``POST /v1/query_run?wait=``: the run and its data once it settles."""
     check_csrf(request, here.user, {})
     rt = runtime_of(request)
-    pairs = await _body_pairs(request)
+    pairs = await form_pairs(request)
     single = dict(pairs)
     fields: QueryFields = validate_fields(fields_from_params(_query_pairs(pairs)))
     window: Window = window_of(single)

@@ -37,7 +37,9 @@ def wants_json(request: Request) -> bool:
 def problem(request: Request, exc: ExposedError) -> Response:
     if wants_json(request):
         return json_response(error_body(exc), exc.status, exc.headers)
-    message = NOT_FOUND if exc.status == 404 else exc.reason or exc.message
+    # A 404 names nothing of another workspace: repositories raise it without a reason
+    # for an id that is not the environment's, whether it exists or not.
+    message = exc.reason or (NOT_FOUND if exc.status == 404 else exc.message)
     return error_page(message, exc.status, errors=exc.errors, **exc.headers)
 
 
