@@ -101,7 +101,7 @@ def test_the_explorer_is_usable_with_the_keyboard_alone(console: Console) -> Non
     page.wait_for_load_state()  # the page's scripts are running
 
     page.keyboard.press("j")  # to the first event
-    first = page.locator("table[data-events] td.when a").first
+    first = page.locator("table[data-events] td.when a").first  # the event's time
     expect(first).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("pre.json")).to_contain_text("GET /api/orders/42 200")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from typing import Any
@@ -188,7 +189,11 @@ def test_a_trace_sent_with_the_opentelemetry_sdk_opens_as_nested_spans(console: 
     page = console.page
 
     console.open(f"{console.base}/events?ds=otel")
-    rows(console).filter(has_text="charge card").get_by_role("link").click()
+    span_row = rows(console).filter(has_text="charge card")
+    expect(span_row.get_by_role("link", name="trace")).to_have_attribute(
+        "href", re.compile(f"/traces/{trace_id}")
+    )
+    span_row.get_by_role("link").first.click()
     page.get_by_role("link", name=f"View trace {trace_id}").click()
 
     spans = page.locator("details.span")
@@ -227,7 +232,7 @@ def test_an_admin_key_is_shown_once_and_refused_once_revoked(console: Console) -
     assert datasets_api() == 200
     console.open(f"{console.base}/keys")
     assert key not in page.content()  # shown once: never again
-    row = page.locator("tbody tr", has_text="ci")
+    row = page.locator("tbody tr").filter(has=page.get_by_role("cell", name="ci", exact=True))
     expect(row).to_contain_text(f"ll_sk_…{key[-4:]}")
 
     page.once("dialog", lambda dialog: dialog.accept())

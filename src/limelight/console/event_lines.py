@@ -55,6 +55,7 @@ class EventLine:
     cells: list[str]
     link: str
     trace_id: str | None
+    trace: str | None  # the trace's page, when it has one
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,6 +66,7 @@ def event_link(base: str, event: Mapping[str, Any]) -> str:
 
 
 def event_line(base: str, event: Mapping[str, Any], columns: Sequence[str]) -> EventLine:
+    trace_id = trace_id_of(event)
     cells = []
     for column in columns:
         found, value = lookup(event, column)
@@ -77,7 +79,8 @@ def event_line(base: str, event: Mapping[str, Any], columns: Sequence[str]) -> E
         summary=summary(event),
         cells=cells,
         link=event_link(base, event),
-        trace_id=trace_id_of(event),
+        trace_id=trace_id,
+        trace=f"{base}/traces/{trace_id}?t={event['_timestamp']}" if trace_id else None,
     )
 
 

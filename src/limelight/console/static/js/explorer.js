@@ -25,6 +25,13 @@ function row(line) {
   time.textContent = localTime(line.time, true);
   link.append(time);
   when.append(link);
+  if (line.trace_id) {
+    const trace = document.createElement("a");
+    trace.className = "trace-link";
+    trace.href = line.trace;
+    trace.textContent = "trace";
+    when.append(" ", trace);
+  }
   const cells = [line.service, line.summary, ...line.cells].map((text, i) => {
     const td = document.createElement("td");
     if (i === 1) td.className = "message";
@@ -90,7 +97,7 @@ if (tailBox && table) {
 document.addEventListener("keydown", (event) => {
   if (!["j", "k"].includes(event.key) || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.target.closest("input, select, textarea")) return;
-  const links = [...document.querySelectorAll("table[data-events] td.when a")];
+  const links = [...document.querySelectorAll("table[data-events] td.when a:first-child")];
   if (!links.length) return;
   const at = links.indexOf(document.activeElement);
   const next = event.key === "j" ? Math.min(at + 1, links.length - 1) : Math.max(at - 1, 0);
