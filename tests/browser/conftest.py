@@ -63,7 +63,7 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture()
-def console(server: LiveServer, chromium: Browser, screenshots: Path) -> Iterator[Console]:
+def console(chromium: Browser, server: LiveServer, screenshots: Path) -> Iterator[Console]:
     """A signed-in member of a new workspace, in a browser window of 1280 px."""
     tenant = server.new_tenant()
     email, password = new_user(server, tenant.workspace_id)
