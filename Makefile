@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: serve test lint typecheck unit bench install clean
+.PHONY: serve test lint typecheck unit bench screenshots install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,8 +21,8 @@ serve: $(STAMP)
 	$(BIN)/limelight serve
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
@@ -33,6 +33,10 @@ test: lint typecheck
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# The README's console screenshots (docs/screenshots), taken by the browser tests.
+screenshots: $(STAMP)
+	LIMELIGHT_README_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/browser
 
 clean:
 	rm -rf $(VENV) .limelight .pytest_cache .mypy_cache .ruff_cache

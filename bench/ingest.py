@@ -10,7 +10,7 @@ and 1,000-event bodies) through two paths, in the same run:
 
 The ratio http/direct says what the API costs on top of the engine. A third
 path, ``untyped``, inserts the same rows directly into a database of the same
-engine without the view that records each JSON path's stored types (DDL 0005):
+engine without the view that records each JSON path's stored types (DDL 0008):
 direct/untyped says what keeping those types costs ingest.
 """
 
@@ -227,7 +227,7 @@ def run(ctx: BenchContext) -> None:
 
     untyped = ChdbEventStore(ctx.scratch("direct-chdb"), database="untyped")
     untyped.start()
-    untyped.command("DROP VIEW untyped.event_paths_on_insert")
+    untyped.command("DROP VIEW untyped.event_paths_by_dataset_on_insert")
 
     def insert_direct(batch: Batch) -> None:
         direct.insert(direct_tenant, batch.rows)

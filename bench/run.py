@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:  # run as a script: make `bench` and `tests` impor
 
 from tests.support import LiveServer, Tenant, launch  # noqa: E402
 
-SECTIONS = ["ingest", "queries", "otel", "alerts", "scale"]
+SECTIONS = ["ingest", "queries", "otel", "alerts", "console", "scale"]
 
 
 @dataclass

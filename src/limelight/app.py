@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from limelight.api.alerts import router as alerts_router
+from limelight.api.datasets import router as datasets_router
 from limelight.api.events import create_events_app
 from limelight.api.oauth import install_oauth
 from limelight.api.otel import create_otel_app
@@ -55,6 +56,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.include_router(queries_router)
     app.include_router(query_runs_router)
     app.include_router(alerts_router)
+    app.include_router(datasets_router)
 
     # The Events API and the Queries API both live under /v1, so events get
     # their own prefix (a dataset named "queries" would otherwise collide).

@@ -20,3 +20,9 @@ def new_id(random_chars: int = 10) -> str:
     """A ULID-like id: 9 chars of milliseconds, then random chars (50 bits by default)."""
     ms = int(time.time() * 1000)
     return _b32(ms, 9) + _b32(secrets.randbits(5 * random_chars), random_chars)
+
+
+def id_floor(ms: int) -> str:
+    """An id below every id made at or after ``ms``: ids compare as text in the order
+    they were made (to the millisecond), so this marks a moment among them."""
+    return _b32(ms, 9)

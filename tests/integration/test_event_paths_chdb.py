@@ -1,4 +1,4 @@
-"""The types each JSON path is stored as, kept by the engine as events arrive (DDL 0004-0006)."""
+"""The types each JSON path is stored as, kept by the engine as events arrive (DDL 0004-0010)."""
 
 from __future__ import annotations
 
@@ -60,20 +60,30 @@ def test_a_tenant_sees_only_the_types_of_its_own_events(store: Any) -> None:
 
 
 def test_events_stored_before_the_view_are_backfilled_by_the_migration(store: Any) -> None:
-    """An upgrade from a version without the view: 0006 reads what is stored."""
+    """An upgrade from a version without the view: 0010 reads what is stored."""
     tenant = Tenant("ws_paths3", "env_a")
     database = store.table.split(".")[0]
-    store.command(f"DROP VIEW {database}.event_paths_on_insert")
+    store.command(f"DROP VIEW {database}.event_paths_by_dataset_on_insert")
     try:
         _store(store, tenant, [{"legacy": 1.5}])
         assert _types(store, tenant, ["legacy"]) == {}  # not captured without the view
     finally:
-        store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 5")
+        store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 8")
         store.migrate()
 
     assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64"}}
+    stamped = {"timestamp": {"Int64"}}  # every event here has one
+    assert lookups.dataset_paths(store, tenant, "paths", LIMITS) == {
+        "legacy": {"Float64"},
+        **stamped,
+    }
     _store(store, tenant, [{"legacy": "text"}])  # and the view is back
     assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64", "String"}}
+    assert lookups.dataset_paths(store, tenant, "paths", LIMITS) == {
+        "legacy": {"Float64", "String"},
+        **stamped,
+    }
+    assert lookups.dataset_paths(store, tenant, "elsewhere", LIMITS) == {}
 
 
 def test_paths_beyond_the_columns_own_are_listed_too(store: Any) -> None:

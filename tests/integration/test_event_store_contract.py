@@ -119,7 +119,7 @@ def test_every_ddl_file_is_applied_and_recorded(store: EventStore) -> None:
         {"db": database},
         ("name",),
     ).rows
-    assert {"events", "event_paths", "event_paths_on_insert", VERSIONS_TABLE} <= {
+    assert {"events", "event_paths", "event_paths_by_dataset_on_insert", VERSIONS_TABLE} <= {
         t["name"] for t in tables
     }
 

@@ -9,8 +9,6 @@ whose run finishes in time needs one round trip in all.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Annotated, Any
 
 import orjson
@@ -28,14 +26,13 @@ from limelight.errors import BadRequest
 from limelight.query.events_plan import MAX_OFFSET
 from limelight.query.spec import MAX_LIMIT, QueryFields, validate_fields
 from limelight.runs import RunRequest, RunStatus, RunView
+from limelight.runs.waiting import current, settled
 from limelight.runtime import Runtime
 from limelight.store.meta import queries_repo as repo
 
 router = APIRouter()
 AdminKey = Annotated[KeyContext, Depends(admin_key)]
 MAX_WAIT_SECONDS = 60.0
-POLL_FIRST_SECONDS = 0.05
-POLL_MOST_SECONDS = 0.4
 
 
 # The last millisecond of the year 9999: every time a client can mean, and far from
@@ -124,7 +121,7 @@ async def create_run(request: Request, key: AdminKey, wait: Wait = 0.0) -> Respo
 
     view = await run_in_threadpool(create)
     if wait > 0:
-        return _run_response(await _settled(rt, key, view, wait))
+        return _run_response(await settled(rt.runs, key.tenant, view, wait))
     # The run as created: its outcome comes from polling (however fast it finished), so
     # a client has one way to read it.
     return Response(
@@ -137,43 +134,6 @@ async def create_run(request: Request, key: AdminKey, wait: Wait = 0.0) -> Respo
 async def get_run(request: Request, key: AdminKey, run_id: str, wait: Wait = 0.0) -> Response:
     """The run; with ``wait`` the answer is held until it settles or ``wait`` seconds pass."""
     rt = runtime_of(request)
-    return _run_response(await _settled(rt, key, await _current(rt, key, run_id), wait))
-
-
-async def _current(rt: Runtime, key: KeyContext, run_id: str) -> RunView:
-    # A live run is answered from memory here; only the database is read off the loop.
-    view = rt.runs.peek(key.tenant, run_id)
-    return view if view is not None else await run_in_threadpool(rt.runs.get, key.tenant, run_id)
-
-
-async def _settled(rt: Runtime, key: KeyContext, view: RunView, wait: float) -> RunView:
-    """``view`` once its run has settled, or as it stands after ``wait`` seconds.
-
-    A run of this process wakes its waiters the moment it settles; a run created
-    by another API process is read from its record again, first after 50 ms,
-    then less often (up to every 0.4 s).
-    """
-    runs, run_id = rt.runs, view.info.id
-    loop = asyncio.get_running_loop()
-    until = loop.time() + wait
-    poll = POLL_FIRST_SECONDS
-    while view.status is RunStatus.STARTED and (left_to_wait := until - loop.time()) > 0:
-        settled = asyncio.Event()
-
-        def wake(event: asyncio.Event = settled) -> None:  # called on a worker thread
-            loop.call_soon_threadsafe(event.set)
-
-        left = runs.watch(key.tenant, run_id, wake)
-        if left > 0:
-            # A little past the run's deadline, so a timed-out run is answered as FAILED;
-            # a queued run's deadline moves when it starts, so look again after it.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(settled.wait(), timeout=min(left_to_wait, left + 0.05))
-        else:  # settled meanwhile, or a run of another process: read it again
-            view = await _current(rt, key, run_id)
-            if view.status is not RunStatus.STARTED:
-                break
-            await asyncio.sleep(min(left_to_wait, poll))
-            poll = min(poll * 2, POLL_MOST_SECONDS)
-        view = await _current(rt, key, run_id)
-    return view
+    return _run_response(
+        await settled(rt.runs, key.tenant, await current(rt.runs, key.tenant, run_id), wait)
+    )

@@ -21,7 +21,7 @@ from limelight.auth.oauth.authorize import (
 )
 from limelight.auth.sessions import SessionUser
 from limelight.console.render import error_page, origin_of, render, see_other
-from limelight.console.routes import current_user, form_pairs, login_redirect, sessions_of
+from limelight.console.session import current_user, form_pairs, login_redirect, sessions_of
 from limelight.store.meta.models import utcnow
 
 router = APIRouter(include_in_schema=False)
@@ -43,6 +43,7 @@ def _consent_page(
         "consent.html",
         status,
         form_target=origin_of(req.redirect_uri),
+        scripts=False,
         user=user,
         req=req,
         hidden=req.hidden_fields(),

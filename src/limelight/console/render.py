@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
@@ -19,13 +20,37 @@ templates = Environment(
 )
 
 
-def page_headers(form_target: str | None = None) -> dict[str, str]:
+def utc_text(ms: int | None) -> str:
+    """A time as the page shows it before its script puts it in the browser's zone."""
+    if ms is None:
+        return ""
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def query_string(params: Any) -> str:
+    """``?a=1&b=2`` from a mapping or pairs, leaving out empty values; '' when none."""
+    pairs = params.items() if hasattr(params, "items") else params
+    kept = [(k, v) for k, v in pairs if v not in (None, "")]
+    return "?" + urlencode(kept) if kept else ""
+
+
+templates.filters["utc"] = utc_text
+templates.filters["qs"] = query_string
+templates.filters["thousands"] = lambda n: f"{n:,}" if isinstance(n, int) else n
+
+
+def page_headers(form_target: str | None = None, scripts: bool = True) -> dict[str, str]:
     """No framing (clickjacking a consent button), no referrer (codes and states in
-    URLs), no caching, no scripts at all. ``form_target`` is the one other origin a
-    form may lead to: browsers apply form-action to the redirect after a POST."""
+    URLs), no caching, and scripts and styles only from files this server serves: no
+    inline script, no event handler attribute, no inline style. Pages that need no
+    script (login, consent, errors) allow none at all. ``form_target`` is the one
+    other origin a form may lead to: browsers apply form-action to the redirect
+    after a POST."""
     form_action = "'self'" + (f" {form_target}" if form_target else "")
+    script = "script-src 'self'; connect-src 'self'; " if scripts else ""
     csp = (
-        "default-src 'none'; img-src 'self'; style-src 'self'; "
+        f"default-src 'none'; {script}style-src 'self'; img-src 'self'; "
         f"form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
     )
     return {
@@ -38,14 +63,22 @@ def page_headers(form_target: str | None = None) -> dict[str, str]:
 
 
 def render(
-    name: str, status: int = 200, form_target: str | None = None, **context: Any
+    name: str,
+    status: int = 200,
+    form_target: str | None = None,
+    scripts: bool = True,
+    **context: Any,
 ) -> HTMLResponse:
-    html = templates.get_template(name).render(**context)
-    return HTMLResponse(html, status_code=status, headers=page_headers(form_target))
+    html = templates.get_template(name).render(scripts=scripts, **context)
+    return HTMLResponse(html, status_code=status, headers=page_headers(form_target, scripts))
 
 
-def error_page(message: str, status: int = 400, **headers: str) -> HTMLResponse:
-    response = render("error.html", status, message=message, user=None)
+def error_page(
+    message: str, status: int = 400, errors: list[Any] | None = None, **headers: str
+) -> HTMLResponse:
+    response = render(
+        "error.html", status, scripts=False, message=message, errors=errors or [], user=None
+    )
     response.headers.update(headers)
     return response
 

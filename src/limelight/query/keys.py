@@ -62,6 +62,17 @@ ARRAY_TYPES: Mapping[Kind, tuple[str, ...]] = {
 # 0.354, 0.751 s whole); the limit keeps the statement's text well within the engine's.
 MAX_LISTED_SUB_PATHS = 500
 
+# The kinds a key is described with (GET /v1/datasets/<name>/keys, the console).
+KEY_KINDS = ("string", "number", "boolean", "array")
+
+
+def kinds_of_stored(types: frozenset[str]) -> list[str]:
+    """The kinds of the values a path is stored as, in ``KEY_KINDS`` order: an array of
+    any elements (mixed, nested, of objects) is an array."""
+    found = {"array" for t in types if t.startswith("Array(")}
+    found |= {kind for kind, held in SCALAR_TYPES.items() if types & set(held)}
+    return [kind for kind in KEY_KINDS if kind in found]
+
 
 @dataclass(frozen=True)
 class KeyExpr:

@@ -44,3 +44,44 @@ def paths_below_statement(
     tail = f" GROUP BY prefix, path ORDER BY prefix, path LIMIT {per_key} BY prefix"
     sql = f"SELECT prefix, path, groupUniqArray(type) AS types FROM ({inner}){tail}"
     return CompiledQuery(sql + scope.settings(), params.values, ("prefix", "path", "types"))
+
+
+def dataset_counts_statement(
+    scope: Scope, table: str, timeframe_from: int, timeframe_to: int
+) -> CompiledQuery:
+    """Each dataset with events in the timeframe: how many, and the newest one's time.
+    The counts read only the typed columns of the sort key."""
+    params = Params()
+    cond = scope.where(
+        params,
+        lambda p: [
+            f"timestamp >= fromUnixTimestamp64Milli({p.add(timeframe_from, 'Int64')})",
+            f"timestamp < fromUnixTimestamp64Milli({p.add(timeframe_to, 'Int64')})",
+        ],
+    )
+    sql = scope.select(
+        "dataset, count() AS n, toUnixTimestamp64Milli(max(timestamp)) AS last",
+        table,
+        cond,
+        " GROUP BY dataset ORDER BY dataset",
+    )
+    return CompiledQuery(sql, params.values, ("dataset", "n", "last"))
+
+
+def dataset_exists_statement(scope: Scope, table: str, dataset: str) -> CompiledQuery:
+    """One row when the tenant has any event in ``dataset`` (the sort key answers it)."""
+    params = Params()
+    cond = scope.where(params, lambda p: [f"dataset = {p.add(dataset, 'String')}"])
+    return CompiledQuery(
+        scope.select("1 AS found", table, cond, " LIMIT 1"), params.values, ("found",)
+    )
+
+
+def dataset_paths_statement(scope: Scope, paths_table: str, dataset: str) -> CompiledQuery:
+    """Each JSON path of the dataset's events with the types it is stored as."""
+    params = Params()
+    cond = scope.where(params, lambda p: [f"dataset = {p.add(dataset, 'String')}"])
+    sql = scope.select(
+        "path, groupUniqArray(type) AS types", paths_table, cond, " GROUP BY path ORDER BY path"
+    )
+    return CompiledQuery(sql, params.values, ("path", "types"))

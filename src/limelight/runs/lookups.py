@@ -1,11 +1,19 @@
-"""What a run looks up before it runs: the types its keys are stored as, the paths below
-them. The statements are the query layer's, with the tenant filter and the limits."""
+"""What a run looks up before it runs (the types its keys are stored as, the paths below
+them), and the datasets of an environment. The statements are the query layer's, with
+the tenant filter and the limits."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from limelight.query.lookups import paths_below_statement, stored_types_statement
+from limelight.query.lookups import (
+    dataset_counts_statement,
+    dataset_exists_statement,
+    dataset_paths_statement,
+    paths_below_statement,
+    stored_types_statement,
+)
 from limelight.query.scope import Scope
 from limelight.runs.limits import RunLimits
 from limelight.store.events.base import EventStore
@@ -43,3 +51,35 @@ def paths_below(
     for row in store.query(st.sql, st.params, st.columns).rows:
         found[row["prefix"][:-1]][row["path"]] = frozenset(row["types"])
     return {key: (paths if len(paths) <= most else None) for key, paths in found.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetCount:
+    name: str
+    count: int
+    last_event_ms: int
+
+
+def dataset_counts(
+    store: EventStore, tenant: Tenant, from_ms: int, to_ms: int, limits: RunLimits
+) -> list[DatasetCount]:
+    """Each dataset with events in ``[from_ms, to_ms)``: how many, and the newest one's time."""
+    st = dataset_counts_statement(_scope(tenant, limits), store.table, from_ms, to_ms)
+    rows = store.query(st.sql, st.params, st.columns).rows
+    return [DatasetCount(r["dataset"], int(r["n"]), int(r["last"])) for r in rows]
+
+
+def dataset_exists(store: EventStore, tenant: Tenant, dataset: str, limits: RunLimits) -> bool:
+    st = dataset_exists_statement(_scope(tenant, limits), store.table, dataset)
+    return bool(store.query(st.sql, st.params, st.columns).rows)
+
+
+def dataset_paths(
+    store: EventStore, tenant: Tenant, dataset: str, limits: RunLimits
+) -> dict[str, frozenset[str]]:
+    """Each JSON path of the dataset's events with the types it is stored as (the paths come
+    from what ClickHouse recorded as events arrived: listing them never reads the events)."""
+    st = dataset_paths_statement(_scope(tenant, limits), store.paths_table, dataset)
+    return {
+        r["path"]: frozenset(r["types"]) for r in store.query(st.sql, st.params, st.columns).rows
+    }

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from limelight.errors import BadRequest, Conflict, NotFound
 from limelight.ids import new_id
 from limelight.store.meta.accounts_models import ConsoleSession, Membership, User
-from limelight.store.meta.models import Workspace
+from limelight.store.meta.models import Environment, Workspace
 
 
 def aware(value: datetime) -> datetime:
@@ -81,6 +81,18 @@ def first_member(s: Session, workspace_id: str) -> User | None:
         .order_by(Membership.created_at, Membership.user_id)
         .limit(1)
     )
+
+
+def environments_of(s: Session, user_id: str) -> list[tuple[Workspace, Environment]]:
+    """Every environment of the workspaces the user belongs to, by workspace name."""
+    rows = s.execute(
+        select(Workspace, Environment)
+        .join(Membership, Membership.workspace_id == Workspace.id)
+        .join(Environment, Environment.workspace_id == Workspace.id)
+        .where(Membership.user_id == user_id)
+        .order_by(Workspace.name, Environment.created_at, Environment.id)
+    )
+    return [(ws, env) for ws, env in rows]
 
 
 def is_member(s: Session, user_id: str, workspace_id: str) -> bool:

@@ -1,0 +1,80 @@
+"""Where a signed-in user is: an environment of a workspace they belong to.
+
+Every environment page names its environment in the path (``/env/<id>/...``)
+and is answered only for a member of its workspace; for anyone else an id is
+unknown, exactly like an id that never existed (404), whatever is typed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from limelight.api.deps import runtime_of
+from limelight.auth.sessions import SessionUser
+from limelight.console.session import sessions_of, signed_in
+from limelight.errors import NotFound
+from limelight.store.meta import accounts_repo as accounts
+from limelight.store.meta.db import MetaDB
+from limelight.tenant import Tenant
+
+
+@dataclass(frozen=True)
+class EnvChoice:
+    workspace_id: str
+    workspace_name: str
+    environment_id: str
+    environment_name: str
+    redact_secrets: bool
+
+    @property
+    def tenant(self) -> Tenant:
+        return Tenant(self.workspace_id, self.environment_id)
+
+
+@dataclass(frozen=True)
+class Place:
+    """The user, the environment of the page, and every environment they may switch to."""
+
+    user: SessionUser
+    env: EnvChoice
+    choices: list[EnvChoice]
+    csrf: str
+
+    @property
+    def tenant(self) -> Tenant:
+        return self.env.tenant
+
+    @property
+    def base(self) -> str:
+        """The path every page of this environment starts with."""
+        return f"/env/{self.env.environment_id}"
+
+
+def environments_of(db: MetaDB, user_id: str) -> list[EnvChoice]:
+    with db.session() as s:
+        return [
+            EnvChoice(ws.id, ws.name, env.id, env.name, env.redact_secrets)
+            for ws, env in accounts.environments_of(s, user_id)
+        ]
+
+
+async def place_of(request: Request, user: SessionUser, environment_id: str) -> Place:
+    choices = await run_in_threadpool(environments_of, runtime_of(request).meta, user.user_id)
+    env = next((c for c in choices if c.environment_id == environment_id), None)
+    if env is None:
+        raise NotFound()
+    return Place(user, env, choices, sessions_of(request).csrf_token(user.binding))
+
+
+async def place(
+    request: Request, environment_id: str, user: Annotated[SessionUser, Depends(signed_in)]
+) -> Place:
+    return await place_of(request, user, environment_id)
+
+
+Here = Annotated[Place, Depends(place)]

@@ -1,0 +1,71 @@
+"""Who is signed in, and the forms they send: bounded bodies and CSRF tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from limelight.api.body import read_body
+from limelight.auth.sessions import SESSION_COOKIE, Sessions, SessionUser
+from limelight.console.render import see_other
+from limelight.errors import BadRequest, Forbidden
+
+# The console's forms are a few short fields; the login and consent forms are
+# reachable before signing in, so a body is read within this bound.
+MAX_FORM_BYTES = 64 * 1024
+MAX_FORM_FIELDS = 200
+CSRF_HEADER = "x-csrf-token"
+FORM_EXPIRED = "The form expired; go back, reload the page and try again."
+
+
+class LoginRequired(Exception):
+    """The page needs a signed-in user: the browser is sent to the login page."""
+
+
+def sessions_of(request: Request) -> Sessions:
+    sessions: Sessions = request.app.state.sessions
+    return sessions
+
+
+async def current_user(request: Request) -> SessionUser | None:
+    return await run_in_threadpool(sessions_of(request).user, request.cookies.get(SESSION_COOKIE))
+
+
+async def signed_in(request: Request) -> SessionUser:
+    """The signed-in user; else ``LoginRequired``."""
+    user = await current_user(request)
+    if user is None:
+        raise LoginRequired()
+    return user
+
+
+async def form_pairs(request: Request) -> list[tuple[str, str]]:
+    """The fields of a URL-encoded form, in order; 413 past MAX_FORM_BYTES."""
+    body = await read_body(request, MAX_FORM_BYTES)
+    try:
+        return parse_qsl(
+            body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS
+        )
+    except ValueError as exc:
+        raise BadRequest("the form has too many fields") from exc
+
+
+async def form_fields(request: Request) -> dict[str, str]:
+    return dict(await form_pairs(request))
+
+
+def check_csrf(request: Request, user: SessionUser, form: Mapping[str, str]) -> None:
+    """403 unless the form (or, for the console's scripts, a header) carries the user's
+    CSRF token."""
+    token = form.get("csrf") or request.headers.get(CSRF_HEADER)
+    if not sessions_of(request).csrf_ok(user.binding, token):
+        raise Forbidden(FORM_EXPIRED)
+
+
+def login_redirect(request: Request) -> Response:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return see_other(f"/login?{urlencode({'next': target})}")

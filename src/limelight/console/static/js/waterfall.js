@@ -1,0 +1,9 @@
+// The trace waterfall: each span's bar placed on the trace's time line and its label
+// indented by depth, through the CSSOM (the CSP forbids inline styles).
+for (const bar of document.querySelectorAll(".span-bar[data-offset]")) {
+  bar.style.left = `${bar.dataset.offset}%`;
+  bar.style.width = `${bar.dataset.width}%`;
+}
+for (const label of document.querySelectorAll(".span-label[data-indent]")) {
+  label.style.paddingLeft = `${Math.min(Number(label.dataset.indent), 24) * 0.9}rem`;
+}

@@ -1,0 +1,73 @@
+"""The timeframe of a page: a preset relative to now, or a custom range in unix ms.
+
+In the address as ``range=1h`` or ``from=..&to=..``, so a link keeps its
+meaning: a preset link shows the latest data when opened, a custom one the
+same data; the page's script shows times in the browser's zone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from limelight.errors import BadRequest
+
+MINUTE = 60_000
+PRESETS: dict[str, tuple[int, str]] = {
+    "15m": (15 * MINUTE, "Last 15 minutes"),
+    "1h": (60 * MINUTE, "Last hour"),
+    "24h": (24 * 60 * MINUTE, "Last 24 hours"),
+    "7d": (7 * 24 * 60 * MINUTE, "Last 7 days"),
+}
+
+
+@dataclass(frozen=True)
+class Window:
+    from_ms: int
+    to_ms: int
+    preset: str | None = None
+
+    @property
+    def label(self) -> str:
+        return PRESETS[self.preset][1] if self.preset else "Custom"
+
+    def params(self) -> list[tuple[str, str]]:
+        """How the address says it."""
+        if self.preset:
+            return [("range", self.preset)]
+        return [("from", str(self.from_ms)), ("to", str(self.to_ms))]
+
+    def around(self, to_ms: int) -> Window:
+        """The same preset ending at ``to_ms`` (a run started a moment later)."""
+        if not self.preset:
+            return self
+        return Window(to_ms - PRESETS[self.preset][0], to_ms, self.preset)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _ms(params: Mapping[str, str], name: str) -> int:
+    text = params.get(name, "").strip()
+    if not text.isdigit() or len(text) > 16:
+        raise BadRequest(
+            f"the timeframe's '{name}' must be a time in unix milliseconds",
+            errors=[{"field": name, "message": "a time in unix milliseconds"}],
+        )
+    return int(text)
+
+
+def window_of(params: Mapping[str, str], default: str = "1h", now: int | None = None) -> Window:
+    """The timeframe the address names; ``default`` when it names none."""
+    end = now if now is not None else now_ms()
+    if params.get("from") or params.get("to"):
+        frm, to = _ms(params, "from"), _ms(params, "to")
+        if frm >= to:
+            raise BadRequest("the timeframe must start before it ends")
+        return Window(frm, to)
+    preset = params.get("range") or default
+    if preset not in PRESETS:
+        raise BadRequest(f"unknown timeframe {preset!r}; one of: {', '.join(PRESETS)}")
+    return Window(end - PRESETS[preset][0], end, preset)

@@ -1,0 +1,154 @@
+"""A trace's spans as a waterfall: nested by parent span, placed on the trace's time line.
+
+Pure. Spans are the events of OpenTelemetry traces (see ``ingest/otlp/spans.py``):
+``traceId``, ``spanId``, ``parentSpanId`` (absent on a root), ``timestamp`` (the
+start, unix nanoseconds), ``duration`` (milliseconds), ``name``, ``kind``,
+``status``, ``attributes``. A span whose parent is not among them is shown as a
+root and marked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from limelight.console.event_lines import compact
+
+SPAN_ID_LENGTH = 16
+NS_PER_MS = 1_000_000
+# Below this a `timestamp` is not in nanoseconds: the span's _timestamp (ms) is used.
+NANOSECONDS_FROM = 10**17
+MIN_BAR_PERCENT = 0.3
+
+
+def is_span(event: Mapping[str, Any]) -> bool:
+    span_id = event.get("spanId")
+    return isinstance(span_id, str) and len(span_id) == SPAN_ID_LENGTH
+
+
+def _start_ns(event: Mapping[str, Any]) -> int:
+    stamp = event.get("timestamp")
+    if isinstance(stamp, int) and not isinstance(stamp, bool) and stamp >= NANOSECONDS_FROM:
+        return stamp
+    return int(event["_timestamp"]) * NS_PER_MS
+
+
+def _duration_ms(event: Mapping[str, Any]) -> float | None:
+    value = event.get("duration")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
+def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """Nested attributes as dotted keys and one-line values."""
+    if isinstance(value, Mapping) and value:
+        for key, inner in value.items():
+            yield from flatten(inner, f"{prefix}.{key}" if prefix else str(key))
+    elif prefix:
+        yield prefix, compact(value)
+
+
+@dataclass
+class SpanRow:
+    span_id: str
+    parent_id: str | None
+    name: str
+    service: str
+    kind: str
+    status: str
+    error: str | None
+    start_ns: int
+    duration_ms: float | None
+    event: Mapping[str, Any]
+    depth: int = 0
+    offset_percent: float = 0.0
+    width_percent: float = 0.0
+    orphan: bool = False  # its parent span is not among the trace's events
+    children: list[SpanRow] = field(default_factory=list)
+
+    @property
+    def attributes(self) -> list[tuple[str, str]]:
+        return list(flatten(self.event.get("attributes")))
+
+    @property
+    def end_ns(self) -> int:
+        return self.start_ns + int((self.duration_ms or 0) * NS_PER_MS)
+
+
+@dataclass
+class Waterfall:
+    rows: list[SpanRow]
+    start_ns: int
+    total_ms: float
+    services: list[str]
+
+
+def _row(event: Mapping[str, Any]) -> SpanRow:
+    status = event.get("status")
+    code = status.get("code") if isinstance(status, Mapping) else None
+    parent = event.get("parentSpanId")
+    return SpanRow(
+        span_id=str(event["spanId"]),
+        parent_id=parent if isinstance(parent, str) and parent else None,
+        name=str(event.get("name") or "(unnamed span)"),
+        service=str(event.get("_service", "")),
+        kind=str(event.get("kind") or ""),
+        status=str(code or "UNSET"),
+        error=str(event["error"]) if "error" in event else None,
+        start_ns=_start_ns(event),
+        duration_ms=_duration_ms(event),
+        event=event,
+    )
+
+
+def waterfall(events: Sequence[Mapping[str, Any]]) -> Waterfall | None:
+    """The spans among ``events`` in display order (each after its parent, siblings by
+    start), placed on the trace's time line; None when there is no span."""
+    spans: dict[str, SpanRow] = {}
+    for event in events:
+        if is_span(event):
+            row = _row(event)
+            spans.setdefault(row.span_id, row)
+    if not spans:
+        return None
+    roots: list[SpanRow] = []
+    for row in spans.values():
+        parent = spans.get(row.parent_id) if row.parent_id else None
+        if parent is None or parent is row:
+            row.orphan = row.parent_id is not None
+            roots.append(row)
+        else:
+            parent.children.append(row)
+    start = min(r.start_ns for r in spans.values())
+    end = max(r.end_ns for r in spans.values())
+    total_ns = max(end - start, 1)
+    ordered: list[SpanRow] = []
+    placed: set[str] = set()
+
+    def place(root: SpanRow) -> None:
+        # Depth first without recursion: a trace may nest deeper than Python's stack.
+        stack = [(root, 0)]
+        while stack:
+            row, depth = stack.pop()
+            if row.span_id in placed:
+                continue
+            placed.add(row.span_id)
+            row.depth = depth
+            row.offset_percent = round(100 * (row.start_ns - start) / total_ns, 3)
+            width = 100 * ((row.duration_ms or 0) * NS_PER_MS) / total_ns
+            row.width_percent = round(min(max(width, MIN_BAR_PERCENT), 100 - row.offset_percent), 3)
+            ordered.append(row)
+            children = sorted(row.children, key=lambda c: (c.start_ns, c.span_id), reverse=True)
+            stack.extend((child, depth + 1) for child in children)
+
+    by_start = sorted(spans.values(), key=lambda r: (r.start_ns, r.span_id))
+    for root in sorted(roots, key=lambda r: (r.start_ns, r.span_id)):
+        place(root)
+    for row in by_start:  # spans in a cycle of parents: none of them is a root
+        if row.span_id not in placed:
+            row.orphan = True
+            place(row)
+    services = sorted({r.service for r in ordered})
+    return Waterfall(ordered, start, total_ns / NS_PER_MS, services)

@@ -1,0 +1,64 @@
+"""The datasets of an environment, as the Datasets API and the console show them.
+
+A dataset is listed with its event count and last event time over a timeframe
+(the last 24 hours unless asked otherwise); its keys are what ClickHouse
+recorded as events arrived, each with the kinds of the query semantics
+(``string``, ``number``, ``boolean``, ``array``), the system fields first.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from limelight.errors import NotFound, StoreError, Unavailable
+from limelight.ingest.service import check_dataset
+from limelight.query.keys import SYSTEM_FIELDS, kinds_of_stored
+from limelight.runs.limits import RunLimits, store_failure_message
+from limelight.runs.lookups import dataset_counts, dataset_exists, dataset_paths
+from limelight.store.events.base import EventStore
+from limelight.tenant import Tenant
+
+DEFAULT_TIMEFRAME_MS = 24 * 3600 * 1000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def timeframe(from_ms: int | None, to_ms: int | None, now: int | None = None) -> tuple[int, int]:
+    """The timeframe asked for; ``to`` defaults to now, ``from`` to 24 hours before ``to``."""
+    to = to_ms if to_ms is not None else (now if now is not None else now_ms())
+    return (from_ms if from_ms is not None else to - DEFAULT_TIMEFRAME_MS), to
+
+
+def list_datasets(
+    store: EventStore, tenant: Tenant, limits: RunLimits, from_ms: int, to_ms: int
+) -> list[dict[str, Any]]:
+    """``[{name, count, last_event_at}]`` of the datasets with events in the timeframe; 400
+    for a timeframe a query run would refuse."""
+    limits.check_timeframe(from_ms, to_ms)
+    try:
+        counts = dataset_counts(store, tenant, from_ms, to_ms, limits)
+    except StoreError as exc:
+        raise Unavailable(store_failure_message(exc, limits)) from exc
+    return [{"name": c.name, "count": c.count, "last_event_at": c.last_event_ms} for c in counts]
+
+
+SYSTEM_KEYS = [{"key": key, "types": [kind]} for key, (_, kind) in SYSTEM_FIELDS.items()]
+
+
+def dataset_keys(
+    store: EventStore, tenant: Tenant, dataset: str, limits: RunLimits
+) -> list[dict[str, Any]]:
+    """``[{key, types}]``: the system fields, then every path the dataset's events hold,
+    dotted, by name; 404 for a dataset without events."""
+    check_dataset(dataset)
+    try:
+        paths = dataset_paths(store, tenant, dataset, limits)
+        if not paths and not dataset_exists(store, tenant, dataset, limits):
+            raise NotFound(f"no events in a dataset named {dataset!r} in this environment")
+    except StoreError as exc:
+        raise Unavailable(store_failure_message(exc, limits)) from exc
+    keys = [{"key": path, "types": kinds_of_stored(types)} for path, types in paths.items()]
+    return SYSTEM_KEYS + [k for k in keys if k["types"]]

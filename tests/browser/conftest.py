@@ -1,0 +1,75 @@
+"""Browser tests of the console: Playwright driving the system's chromium.
+
+Playwright's own browser download is not used: ``LIMELIGHT_CHROMIUM``, else a
+``chromium`` on the PATH, is launched. Without one these tests are skipped,
+saying so; ``.ci/run`` installs it first, so CI always runs them.
+
+Every page a test opens is saved as a screenshot: in ``LIMELIGHT_SCREENSHOTS``
+when set (``make screenshots`` refreshes the README's), else in a temporary
+directory named at the end of the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from tests.browser.console import Console
+from tests.e2e.oauth_support import new_user
+from tests.support import LiveServer
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+def chromium_path() -> str | None:
+    if named := os.environ.get("LIMELIGHT_CHROMIUM"):
+        return named if Path(named).is_file() else None
+    return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Browser]:
+    path = chromium_path()
+    if path is None:
+        pytest.skip(
+            "no chromium to drive: install it (apt-get install chromium) or set "
+            "LIMELIGHT_CHROMIUM to its executable; the console's browser tests need one"
+        )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    named = os.environ.get("LIMELIGHT_SCREENSHOTS")
+    folder = Path(named) if named else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture()
+def console(chromium: Browser, server: LiveServer, screenshots: Path) -> Iterator[Console]:
+    """A signed-in member of a new workspace, in a browser window of 1280 px."""
+    tenant = server.new_tenant()
+    email, password = new_user(server, tenant.workspace_id)
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    window = Console(server, tenant, context.new_page(), screenshots)
+    window.log_in(email, password)
+    yield window
+    context.close()
+    window.assert_no_page_errors()

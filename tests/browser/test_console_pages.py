@@ -1,0 +1,112 @@
+"""Every console page in a real browser: no script error or refused inline code, usable at
+1280 px and at a phone's width, and by keyboard alone. Each is saved as a screenshot."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from playwright.sync_api import expect
+
+from tests.browser.console import Console
+
+PHONE = {"width": 390, "height": 844}
+
+
+def seed(console: Console) -> dict[str, str]:
+    """Events, a saved query with an alert on it: something on every page."""
+    now = int(time.time() * 1000)
+    events = [
+        {
+            "timestamp": now - i * 7_000,
+            "message": f"GET /api/orders/{i} {'500' if i % 5 == 0 else '200'}",
+            "duration": (i * 37) % 250,
+            "service": ["checkout", "search", "payments"][i % 3],
+            "http": {"status": 500 if i % 5 == 0 else 200},
+        }
+        for i in range(300)
+    ]
+    assert console.server.send(console.tenant.ingest_key, "logs", events).status_code == 202
+    headers = {"Authorization": console.tenant.admin_key}
+    api = httpx.Client(base_url=console.server.url, headers=headers, timeout=30)
+    query = api.post(
+        "/v1/queries",
+        json={
+            "name": "errors by service",
+            "namespaces": [{"type": "dataset", "value": "logs"}],
+            "calculations": [{"operator": "COUNT"}],
+            "filters": [{"key": "http.status", "operation": ">=", "value": 500}],
+            "group_bys": [{"key": "_service"}],
+        },
+    ).json()["query"]["id"]
+    alert = api.post(
+        "/v1/alerts",
+        json={
+            "name": "errors",
+            "query_id": query,
+            "threshold": {"operation": ">", "value": 5},
+            "window": "1h",
+        },
+    ).json()["alert"]["id"]
+    api.close()
+    return {"query": query, "alert": alert}
+
+
+def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
+    ids = seed(console)
+    b = console.base
+    pages = {
+        "home": "/",
+        "datasets": f"{b}/datasets",
+        "dataset-keys": f"{b}/datasets/logs",
+        "events": f"{b}/events?ds=logs",
+        "events-filtered": f"{b}/events?ds=logs&fk=http.status&fo=%3D&fv=500&cols=duration",
+        "query-saved": f"{b}/query?saved={ids['query']}",
+        "traces-search": f"{b}/traces",
+        "alerts": f"{b}/alerts",
+        "alert-new": f"{b}/alerts/new",
+        "alert": f"{b}/alerts/{ids['alert']}",
+    }
+    page = console.page
+    deadline = time.monotonic() + 20
+    while "alert-data" not in console.open(pages["alert"]).text():  # its first check
+        assert time.monotonic() < deadline
+        page.wait_for_timeout(500)
+    for name, path in pages.items():
+        assert console.open(path).status == 200, path
+        page.wait_for_load_state("networkidle")
+        console.shot(name, readme=name in ("events", "alert"))
+    expect(page.locator("#alert-chart canvas")).to_have_count(1)
+
+    page.set_viewport_size(PHONE)
+    for name, path in pages.items():
+        console.open(path)
+        page.wait_for_load_state("networkidle")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"{name} is wider than a phone: {width}px"
+        if name in ("events", "query-saved", "alert"):
+            console.shot(f"{name}-phone")
+
+
+def test_the_explorer_is_usable_with_the_keyboard_alone(console: Console) -> None:
+    seed(console)
+    page = console.page
+    console.open(f"{console.base}/events?ds=logs")
+    page.keyboard.press("Tab")  # the skip link comes first
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    page.get_by_label("Search", exact=True).focus()
+    page.keyboard.type("orders/42 ")
+    page.keyboard.press("Enter")
+    expect(page.locator("table[data-events] tbody tr")).to_have_count(1)
+    page.wait_for_load_state()  # the page's scripts are running
+
+    page.keyboard.press("j")  # to the first event
+    first = page.locator("table[data-events] td.when a").first  # the event's time
+    expect(first).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("pre.json")).to_contain_text("GET /api/orders/42 200")
+
+    page.go_back()
+    page.get_by_label("Timeframe").focus()
+    page.keyboard.press("End")  # the last option: Custom…
+    expect(page.get_by_label("From")).to_be_visible()

@@ -1,0 +1,319 @@
+"""The console's pages over HTTP: security headers, CSRF on every form, scoping to the
+user's environments, readable errors, empty states, alerts and saved queries."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.oauth_support import Browser, new_user, post_forms
+from tests.support import LiveServer, Tenant
+
+
+@dataclass
+class Member:
+    tenant: Tenant
+    browser: Browser
+    csrf: str
+    query_id: str
+    event: dict[str, Any]
+
+    @property
+    def base(self) -> str:
+        return f"/env/{self.tenant.environment_id}"
+
+    def get(self, path: str, **params: Any) -> httpx.Response:
+        return self.browser.client.get(path, params=params or None)
+
+    def post(self, path: str, **fields: Any) -> httpx.Response:
+        return self.browser.client.post(path, data={"csrf": self.csrf, **fields})
+
+
+def member_of(server: LiveServer, tenant: Tenant) -> Member:
+    email, password = new_user(server, tenant.workspace_id)
+    browser = Browser(server)
+    assert browser.login(email, password).status_code == 303
+    csrf = post_forms(browser.client.get("/").text, "/logout")[0].value("csrf")
+    assert csrf
+    now = int(time.time() * 1000)
+    events = [
+        {"timestamp": now - i * 1000, "message": f"paid {i}", "duration": i, "service": "shop"}
+        for i in range(5)
+    ]
+    assert server.send(tenant.ingest_key, "orders", events).status_code == 202
+    query = httpx.post(
+        f"{server.url}/v1/queries",
+        json={"name": "count", "calculations": [{"operator": "COUNT"}]},
+        headers={"Authorization": tenant.admin_key},
+        timeout=30,
+    )
+    [event] = server.read(tenant.admin_key, "orders", limit=1)
+    return Member(tenant, browser, csrf, query.json()["query"]["id"], event)
+
+
+@pytest.fixture(scope="module")
+def member(server: LiveServer) -> Iterator[Member]:
+    found = member_of(server, server.new_tenant())
+    yield found
+    found.browser.close()
+
+
+@pytest.fixture(scope="module")
+def stranger(server: LiveServer) -> Iterator[Member]:
+    """A user of another workspace."""
+    found = member_of(server, server.new_tenant())
+    yield found
+    found.browser.close()
+
+
+def pages_of(m: Member) -> list[str]:
+    e = m.event
+    return [
+        f"{m.base}/events",
+        f"{m.base}/events?ds=orders&q=paid&fk=duration&fo=%3E&fv=1",
+        f"{m.base}/events/orders/{e['_id']}?t={e['_timestamp']}",
+        f"{m.base}/events/orders/{e['_id']}",  # without its time: found all the same
+        f"{m.base}/datasets",
+        f"{m.base}/datasets/orders",
+        f"{m.base}/query?nt=dataset&nv=orders&co=COUNT&g=_service",
+        f"{m.base}/query?saved={m.query_id}",
+        f"{m.base}/queries",
+        f"{m.base}/traces",
+        f"{m.base}/traces/{'ab' * 16}",
+        f"{m.base}/keys",
+        f"{m.base}/alerts",
+        f"{m.base}/alerts/new",
+    ]
+
+
+class _Markup(HTMLParser):
+    """What could run on a page: scripts, handler attributes, inline styles, outside assets."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems: list[str] = []
+        self.scripts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        for name in a:
+            if name.startswith("on") or name == "style":
+                self.problems.append(f"<{tag} {name}=...>")
+        if tag == "style":
+            self.problems.append("<style>")
+        if tag == "script":
+            src, kind = a.get("src"), a.get("type")
+            if src:
+                self.scripts.append(src)
+                if not src.startswith("/console/static/"):
+                    self.problems.append(f"script from {src}")
+            elif kind != "application/json":
+                self.problems.append("an inline script")
+        if tag == "link" and not (a.get("href") or "").startswith("/console/static/"):
+            self.problems.append(f"link to {a.get('href')}")
+
+
+def test_every_page_has_the_security_headers_and_runs_only_the_servers_scripts(
+    member: Member,
+) -> None:
+    for path in pages_of(member):
+        page = member.get(path)
+        assert page.status_code == 200, (path, page.text[:300])
+        csp = page.headers["content-security-policy"]
+        assert "script-src 'self';" in csp and "unsafe" not in csp, path
+        assert "frame-ancestors 'none'" in csp and "default-src 'none'" in csp
+        assert page.headers["referrer-policy"] == "no-referrer"
+        assert page.headers["x-frame-options"] == "DENY"
+        assert page.headers["cache-control"] == "no-store"
+        assert re.fullmatch(r"app;dur=\d+\.\d", page.headers["server-timing"])
+        markup = _Markup()
+        markup.feed(page.text)
+        assert markup.problems == [], path
+        for src in markup.scripts:
+            script = member.get(src)
+            assert script.status_code == 200
+            assert script.headers["content-type"].startswith("text/javascript")
+
+
+def test_the_vendored_chart_library_is_served_by_the_app_and_nothing_else_is(
+    member: Member,
+) -> None:
+    uplot = member.get("/console/static/vendor/uplot/uPlot.iife.min.js")
+    assert uplot.status_code == 200 and "uPlot" in uplot.text
+    for path in ("vendor/vendor.json", "vendor/uplot/LICENSE", "../render.py", "%2e%2e/render.py"):
+        assert member.get(f"/console/static/{path}").status_code == 404, path
+
+
+def test_forms_refuse_a_missing_or_foreign_csrf_token(
+    member: Member, stranger: Member, server: LiveServer
+) -> None:
+    keys_before = member.get(f"{member.base}/keys").text.count("<tr")
+    b = member.base
+    key_id = re.search(r"/keys/(\w+)/revoke", member.get(f"{b}/keys").text)
+    assert key_id
+    forms = [
+        (f"{b}/keys", {"kind": "admin", "name": "x"}),
+        (f"{b}/keys/{key_id.group(1)}/revoke", {}),
+        (f"{b}/redaction", {}),
+        (f"/workspaces/{member.tenant.workspace_id}/environments", {"name": "forged"}),
+        (f"{b}/queries", {"name": "forged", "builder": "co=COUNT"}),
+        (f"{b}/queries/{member.query_id}", {"name": "forged", "builder": "co=COUNT"}),
+        (f"{b}/queries/{member.query_id}/delete", {}),
+        (f"{b}/alerts", {"name": "x", "target": f"{member.query_id}|COUNT", "value": "1"}),
+        (f"{b}/query/run", {}),
+        ("/logout", {}),
+    ]
+    for path, fields in forms:
+        for token in ("", "f" * 64, stranger.csrf):
+            answer = member.browser.client.post(path, data={"csrf": token, **fields})
+            assert answer.status_code == 403, (path, token)
+            assert "The form expired" in answer.text
+    # Nothing changed: the same keys, the query still there, still logged in, redaction on.
+    keys_page = member.get(f"{member.base}/keys")
+    assert keys_page.text.count("<tr") == keys_before
+    assert "Redaction is on" in keys_page.text
+    assert member.get(f"{member.base}/query", saved=member.query_id).status_code == 200
+    assert server.read(member.tenant.admin_key, "orders", limit=1)
+
+
+def test_a_stranger_gets_404_for_every_page_and_form_of_another_workspace(
+    member: Member, stranger: Member, server: LiveServer
+) -> None:
+    for path in pages_of(member):
+        answer = stranger.get(path)
+        assert answer.status_code == 404, path
+        assert "There is no such page" in answer.text
+        assert "paid" not in answer.text
+    admin_key_id = re.search(r"/keys/(\w+)/revoke", member.get(f"{member.base}/keys").text)
+    assert admin_key_id
+    b = member.base
+    for path, fields in [
+        (f"{b}/keys", {"kind": "admin"}),
+        (f"{b}/keys/{admin_key_id.group(1)}/revoke", {}),
+        (f"{b}/queries/{member.query_id}/delete", {}),
+        (f"{b}/redaction", {}),
+        (f"/workspaces/{member.tenant.workspace_id}/environments", {"name": "theirs"}),
+        (f"{b}/query/run", {}),
+    ]:
+        assert stranger.post(path, **fields).status_code == 404, path
+    # In the stranger's own environment, the member's ids are unknown too.
+    s = stranger.base
+    assert stranger.get(f"{s}/query", saved=member.query_id).status_code == 404
+    assert stranger.post(f"{s}/keys/{admin_key_id.group(1)}/revoke").status_code == 404
+    e = member.event
+    assert stranger.get(f"{s}/events/orders/{e['_id']}", t=e["_timestamp"]).status_code == 404
+    assert httpx.get(
+        f"{server.url}/v1/datasets", headers={"Authorization": member.tenant.admin_key}
+    ).is_success  # the member's keys all still work
+    assert member.get(f"{member.base}/query", saved=member.query_id).status_code == 200
+
+
+def test_a_new_environment_shows_how_to_send_a_first_event(
+    member: Member, server: LiveServer
+) -> None:
+    created = member.post(
+        f"/workspaces/{member.tenant.workspace_id}/environments", name="empty", redact="on"
+    )
+    assert created.status_code == 303
+    env_base = created.headers["location"].removesuffix("/keys")
+    member.post(f"{env_base}/keys", kind="ingest", name="first")
+    for page in ("/events", "/datasets"):
+        text = member.get(env_base + page).text
+        assert "No events" in text
+        key = re.search(r'-H "x-api-key: (ll_pk_[\w-]+)"', text)
+        assert key, page
+        assert f"curl -X POST {server.url}/events/v1/logs" in text
+    sent = server.send(key.group(1), "logs", [{"message": "first"}])
+    assert sent.status_code == 202
+    assert "first" in member.get(env_base + "/events").text
+
+
+def test_a_browser_gets_pages_for_addresses_that_do_not_exist(member: Member) -> None:
+    html = {"Accept": "text/html,application/xhtml+xml"}
+    client = member.browser.client
+    missing = client.get(f"{member.base}/no-such-page", headers=html)
+    assert missing.status_code == 404 and "There is no such page" in missing.text
+    assert missing.headers["content-type"].startswith("text/html")
+    wrong = client.get(f"{member.base}/keys/abc/revoke", headers=html)
+    assert wrong.status_code == 405 and "does not answer that way" in wrong.text
+    api = client.get("/v1/no-such-endpoint", headers=html)  # an API keeps its JSON
+    assert api.status_code == 404 and api.json() == {"message": "Not Found"}
+
+
+def test_a_bad_query_or_a_failed_run_reads_as_a_sentence(member: Member) -> None:
+    bad_filter = member.get(f"{member.base}/query", nt="dataset", nv="orders", fk="x", fo="~~")
+    assert bad_filter.status_code == 400
+    assert "filters[0].operation" in bad_filter.text and "unknown operation" in bad_filter.text
+    bad_time = member.get(f"{member.base}/events", **{"from": "yesterday", "to": "1"})
+    assert bad_time.status_code == 400
+    assert "unix milliseconds" in bad_time.text and "Traceback" not in bad_time.text
+    headers = {"X-CSRF-Token": member.csrf, "Accept": "application/json"}
+    run = member.browser.client.post(
+        f"{member.base}/query/run",
+        content="nt=dataset&nv=orders&q=(unclosed&qr=1&range=1h",
+        headers=headers,
+    )
+    assert run.status_code == 200
+    assert run.json()["query_run"]["status"] == "FAILED"
+    assert run.json()["query_run"]["error"] == (
+        "the regular expression in needle.value is not valid RE2 syntax"
+    )
+    invalid = member.browser.client.post(
+        f"{member.base}/query/run", content="co=P99&range=1h", headers=headers
+    )
+    assert invalid.status_code == 400
+    assert invalid.json()["errors"] == [
+        {"field": "calculations[0].key", "message": "P99 needs a key"}
+    ]
+
+
+def test_alerts_are_created_checked_tested_edited_and_keep_their_query(member: Member) -> None:
+    b = member.base
+    form = {
+        "name": "too many orders",
+        "target": f"{member.query_id}|COUNT",
+        "operation": ">",
+        "value": "3",
+        "frequency": "1m",
+        "window": "1h",
+        "enabled": "on",
+    }
+    refused = member.post(f"{b}/alerts", **{**form, "webhooks": "http://127.0.0.1/hook"})
+    assert refused.status_code == 400
+    assert "destinations[0].url" in refused.text
+    created = member.post(f"{b}/alerts", **form)
+    assert created.status_code == 200
+    assert "shown only this once" in created.text and "ll_ws_" in created.text
+    alert_id = re.search(rf"{b}/alerts/(\w+)/edit", created.text)
+    assert alert_id
+    page = f"{b}/alerts/{alert_id.group(1)}"
+
+    deadline = time.monotonic() + 20
+    while 'id="alert-data"' not in (text := member.get(page).text):  # its first check
+        assert time.monotonic() < deadline, "the new alert was not checked"
+        time.sleep(0.5)
+    assert '<span class="state state-alarm">ALARM</span>' in text
+    assert '"threshold": 3' in text  # the chart's line
+    assert "ALARM" in member.get(f"{b}/alerts").text
+
+    tested = member.post(f"{page}/test")
+    assert tested.status_code == 200 and "no destination to notify" in tested.text
+    edited = member.post(page, **{**form, "value": "1000"})
+    assert edited.status_code == 303
+    assert "COUNT &gt; 1000" in member.get(page).text
+
+    kept = member.post(f"{b}/queries/{member.query_id}/delete")
+    assert kept.status_code == 403
+    assert "used by the alert &#39;too many orders&#39;" in kept.text
+    link = member.get(f"/alerts/{alert_id.group(1)}")
+    assert link.status_code == 303 and link.headers["location"] == page
+
+    assert member.post(f"{page}/delete").status_code == 303
+    assert member.get(page).status_code == 404

@@ -1,0 +1,80 @@
+"""A trace's spans as a waterfall: nesting, order, placement, and broken traces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from limelight.console.waterfall import waterfall
+
+START_NS = 1_795_000_000_000_000_000
+MS = 1_000_000
+
+
+def span(
+    span_id: str, parent: str | None, start_ms: float, duration: float, **extra: Any
+) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "traceId": "ab" * 16,
+        "spanId": span_id * 16,
+        "name": f"span {span_id}",
+        "timestamp": START_NS + int(start_ms * MS),
+        "duration": duration,
+        "_timestamp": START_NS // MS + int(start_ms),
+        "_service": "api",
+        **extra,
+    }
+    if parent:
+        event["parentSpanId"] = parent * 16
+    return event
+
+
+def test_children_follow_their_parent_by_start_and_are_placed_on_the_time_line() -> None:
+    events = [
+        span("c", "a", 50, 50),
+        span("b", "a", 10, 20),
+        span("a", None, 0, 100),
+        span("d", "b", 15, 5, status={"code": "ERROR"}, attributes={"db": {"system": "pg"}}),
+        {"traceId": "ab" * 16, "message": "a log line of the trace", "_timestamp": 1},
+    ]
+    found = waterfall(events)
+    assert found is not None
+    rows = [(r.span_id[0], r.depth, r.offset_percent, r.width_percent) for r in found.rows]
+    assert rows == [
+        ("a", 0, 0.0, 100.0),
+        ("b", 1, 10.0, 20.0),
+        ("d", 2, 15.0, 5.0),
+        ("c", 1, 50.0, 50.0),
+    ]
+    assert found.total_ms == 100.0
+    d = found.rows[2]
+    assert d.status == "ERROR" and d.attributes == [("db.system", "pg")]
+
+
+def test_a_span_whose_parent_is_missing_is_a_marked_root() -> None:
+    found = waterfall([span("a", None, 0, 10), span("b", "z", 2, 3)])
+    assert found is not None
+    assert [(r.span_id[0], r.depth, r.orphan) for r in found.rows] == [
+        ("a", 0, False),
+        ("b", 0, True),
+    ]
+
+
+def test_parents_in_a_cycle_and_deep_nesting_are_all_shown() -> None:
+    cycle = [span("x", "y", 0, 1), span("y", "x", 1, 1)]
+    found = waterfall(cycle)
+    assert found is not None
+    assert [(r.span_id[0], r.depth, r.orphan) for r in found.rows] == [
+        ("x", 0, True),
+        ("y", 1, False),
+    ]
+    ids = [f"{i:016x}" for i in range(1, 3001)]
+    chain = [
+        {**span("a", None, i * 0.01, 1), "spanId": sid, "parentSpanId": ids[i - 1] if i else None}
+        for i, sid in enumerate(ids)
+    ]
+    deep = waterfall([{k: v for k, v in e.items() if v is not None} for e in chain])
+    assert deep is not None and deep.rows[-1].depth == 2999
+
+
+def test_no_span_no_waterfall() -> None:
+    assert waterfall([{"traceId": "ab" * 16, "message": "log", "_timestamp": 1}]) is None
