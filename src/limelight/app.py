@@ -14,13 +14,13 @@ from limelight.api.datasets import router as datasets_router
 from limelight.api.events import create_events_app
 from limelight.api.oauth import install_oauth
 from limelight.api.otel import create_otel_app
-from limelight.api.problems import install_error_handlers
 from limelight.api.queries import router as queries_router
 from limelight.api.query_runs import router as query_runs_router
 from limelight.api.recent import router as recent_router
 from limelight.console import install_console
 from limelight.runtime import Runtime
 from limelight.settings import Settings
+from limelight.web.problems import install_error_handlers
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 

@@ -15,11 +15,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.body import read_body
-from limelight.api.deps import admin_key, runtime_of
-from limelight.api.problems import json_response
+from limelight.api.deps import admin_key
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import BadRequest
+from limelight.web.body import read_body
+from limelight.web.problems import json_response
+from limelight.web.request import runtime_of
 
 router = APIRouter(tags=["alerts"])
 AdminKey = Annotated[KeyContext, Depends(admin_key)]

@@ -1,4 +1,4 @@
-"""Request helpers shared by the routers: the runtime and API-key authentication."""
+"""API-key authentication of the API routers, and the ingest limits of a request."""
 
 from __future__ import annotations
 
@@ -8,24 +8,8 @@ from starlette.requests import Request
 from limelight.auth.api_keys import KeyContext, resolve_api_key
 from limelight.errors import Forbidden, Unauthorised
 from limelight.ingest.batch import IngestLimits
-from limelight.runtime import Runtime
 from limelight.settings import Settings
-
-
-def runtime_of(request: Request) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
-    return runtime
-
-
-def client_ip(request: Request) -> str:
-    """The client's address, as the failed-authentication limits count it.
-
-    The peer's address, unless the peer is a proxy named in
-    ``LIMELIGHT_TRUSTED_PROXIES``: then the server (uvicorn's proxy-headers
-    middleware, turned on only for those) has put X-Forwarded-For's client in
-    its place. A header is never read here, so no client can choose its address.
-    """
-    return request.client.host if request.client else "unknown"
+from limelight.web.request import runtime_of
 
 
 def key_from_headers(request: Request) -> str | None:

@@ -12,18 +12,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from limelight.api.body import read_body
 from limelight.api.cors import CORS_HEADERS, preflight
-from limelight.api.deps import api_key, ingest_limits, runtime_of
-from limelight.api.problems import (
+from limelight.api.deps import api_key, ingest_limits
+from limelight.errors import BadRequest, ExposedError, MethodNotAllowed
+from limelight.ingest.service import Origin, check_dataset, ingest_body
+from limelight.runtime import Runtime
+from limelight.web.body import read_body
+from limelight.web.problems import (
     error_response,
     install_error_handlers,
     internal_error,
     json_response,
 )
-from limelight.errors import BadRequest, ExposedError, MethodNotAllowed
-from limelight.ingest.service import Origin, check_dataset, ingest_body
-from limelight.runtime import Runtime
+from limelight.web.request import runtime_of
 
 ACCEPTED = {"message": "Request Accepted"}
 

@@ -13,13 +13,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.body import read_body
-from limelight.api.deps import client_ip
-from limelight.api.problems import json_response
 from limelight.auth.oauth.requests import MAX_BODY
 from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
 from limelight.errors import PayloadTooLarge, RequestTimeout
 from limelight.runtime import Runtime
+from limelight.web.body import read_body
+from limelight.web.problems import json_response
+from limelight.web.request import client_ip
 
 router = APIRouter(include_in_schema=False)
 ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]

@@ -19,10 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from limelight.api.body import read_body
 from limelight.api.cors import ALLOW_HEADERS, CORS_HEADERS
-from limelight.api.deps import api_key, ingest_limits, runtime_of
-from limelight.api.problems import error_body, install_error_handlers, json_response
+from limelight.api.deps import api_key, ingest_limits
 from limelight.errors import (
     ExposedError,
     MethodNotAllowed,
@@ -34,6 +32,9 @@ from limelight.ingest.otlp import Encoding, encoding_of, ingest_otlp, signal_for
 from limelight.ingest.otlp.codec import encode_message, encode_status, export_response
 from limelight.ingest.service import Origin, check_dataset
 from limelight.runtime import Runtime
+from limelight.web.body import read_body
+from limelight.web.problems import error_body, install_error_handlers, json_response
+from limelight.web.request import runtime_of
 
 DATASET_HEADERS = ("x-dataset", "x-baselime-dataset")
 RETRY_AFTER_SECONDS = 1

@@ -11,12 +11,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight import saved_queries
-from limelight.api.body import read_body
-from limelight.api.deps import admin_key, runtime_of
-from limelight.api.problems import json_response
+from limelight.api.deps import admin_key
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import BadRequest
 from limelight.runtime import Runtime
+from limelight.web.body import read_body
+from limelight.web.problems import json_response
+from limelight.web.request import runtime_of
 
 router = APIRouter()
 AdminKey = Annotated[KeyContext, Depends(admin_key)]

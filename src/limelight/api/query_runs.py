@@ -19,8 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.body import read_body
-from limelight.api.deps import admin_key, runtime_of
+from limelight.api.deps import admin_key
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import BadRequest
 from limelight.query.events_plan import MAX_OFFSET
@@ -29,6 +28,8 @@ from limelight.runs import RunRequest, RunStatus, RunView
 from limelight.runs.waiting import current, settled
 from limelight.runtime import Runtime
 from limelight.store.meta import queries_repo as repo
+from limelight.web.body import read_body
+from limelight.web.request import runtime_of
 
 router = APIRouter()
 AdminKey = Annotated[KeyContext, Depends(admin_key)]

@@ -13,7 +13,6 @@ from starlette.responses import Response
 
 from limelight import saved_queries
 from limelight.alerts.spec import OPERATIONS
-from limelight.api.deps import runtime_of
 from limelight.console.query_form import value_names
 from limelight.console.render import render, see_other
 from limelight.console.route import console_router
@@ -22,6 +21,7 @@ from limelight.console.session import check_csrf, form_fields, signed_in
 from limelight.errors import BadRequest, NotFound
 from limelight.store.meta import alerts_repo
 from limelight.store.meta.db import MetaDB
+from limelight.web.request import runtime_of
 
 router = console_router()
 HISTORY = 200

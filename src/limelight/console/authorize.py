@@ -9,7 +9,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.deps import runtime_of
 from limelight.auth.oauth.authorize import (
     AuthorizeRequest,
     ErrorPage,
@@ -23,6 +22,7 @@ from limelight.auth.sessions import SessionUser
 from limelight.console.render import error_page, origin_of, render, see_other
 from limelight.console.session import current_user, form_pairs, login_redirect, sessions_of
 from limelight.store.meta.models import utcnow
+from limelight.web.request import runtime_of
 
 router = APIRouter(include_in_schema=False)
 

@@ -18,7 +18,6 @@ from starlette.responses import Response
 
 from limelight import saved_queries
 from limelight.alerts.spec import parse_duration
-from limelight.api.deps import runtime_of
 from limelight.console.datasets import known_keys
 from limelight.console.query_form import (
     CALCULATION_OPERATORS,
@@ -40,6 +39,7 @@ from limelight.errors import BadRequest, ExposedError
 from limelight.query.spec import QueryFields, fields_to_json, validate_fields
 from limelight.runs import RunView
 from limelight.runs.waiting import current, settled
+from limelight.web.request import runtime_of
 
 router = console_router()
 # The parameters that make up a query (everything else is the page's: timeframe, ..).

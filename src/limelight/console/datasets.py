@@ -8,7 +8,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.deps import runtime_of
 from limelight.console.keys import ingest_key_for
 from limelight.console.render import render
 from limelight.console.route import console_router
@@ -18,6 +17,7 @@ from limelight.datasets import SYSTEM_KEYS, dataset_keys, list_datasets
 from limelight.errors import NotFound
 from limelight.runtime import Runtime
 from limelight.tenant import Tenant
+from limelight.web.request import runtime_of
 
 router = console_router()
 

@@ -16,7 +16,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.deps import runtime_of
 from limelight.console.datasets import known_keys
 from limelight.console.event_lines import EventLine, event_line, pretty, trace_id_of
 from limelight.console.keys import ingest_key_for
@@ -37,6 +36,7 @@ from limelight.errors import BadRequest, ExposedError, NotFound
 from limelight.ids import id_floor
 from limelight.ingest.service import check_dataset
 from limelight.query.spec import QueryFields, validate_fields
+from limelight.web.request import runtime_of
 
 router = console_router()
 PAGE_SIZE = 50

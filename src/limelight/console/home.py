@@ -11,7 +11,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.deps import runtime_of
 from limelight.auth.sessions import SessionUser
 from limelight.console.render import render, see_other
 from limelight.console.route import console_router
@@ -21,6 +20,7 @@ from limelight.store.meta import accounts_repo as accounts
 from limelight.store.meta import oauth_repo, repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
+from limelight.web.request import runtime_of
 
 router = console_router()
 User = Annotated[SessionUser, Depends(signed_in)]

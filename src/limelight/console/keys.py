@@ -15,7 +15,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.deps import runtime_of
 from limelight.auth.api_keys import KEY_KINDS, mint_key
 from limelight.console.render import render, see_other
 from limelight.console.route import console_router
@@ -25,6 +24,7 @@ from limelight.errors import BadRequest, NotFound
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import ApiKey
+from limelight.web.request import runtime_of
 
 router = console_router()
 MAX_NAME = 128

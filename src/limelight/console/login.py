@@ -6,7 +6,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.deps import client_ip, runtime_of
 from limelight.auth.sessions import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
@@ -18,6 +17,7 @@ from limelight.console.render import is_https, render, safe_next, see_other
 from limelight.console.route import console_router
 from limelight.console.session import check_csrf, current_user, form_fields, sessions_of
 from limelight.errors import RateLimited
+from limelight.web.request import client_ip, runtime_of
 
 router = console_router()
 

@@ -19,10 +19,10 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.problems import error_body, json_response
 from limelight.console.render import error_page
 from limelight.console.session import LoginRequired, login_redirect
 from limelight.errors import BadRequest, ExposedError
+from limelight.web.problems import error_body, json_response
 
 log = logging.getLogger("limelight.console")
 

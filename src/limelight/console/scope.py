@@ -14,13 +14,13 @@ from fastapi import Depends
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from limelight.api.deps import runtime_of
 from limelight.auth.sessions import SessionUser
 from limelight.console.session import sessions_of, signed_in
 from limelight.errors import NotFound
 from limelight.store.meta import accounts_repo as accounts
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
+from limelight.web.request import runtime_of
 
 
 @dataclass(frozen=True)

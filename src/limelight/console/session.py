@@ -9,10 +9,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.body import read_body
 from limelight.auth.sessions import SESSION_COOKIE, Sessions, SessionUser
 from limelight.console.render import see_other
 from limelight.errors import BadRequest, Forbidden
+from limelight.web.body import read_body
 
 # The console's forms are a few short fields; the login and consent forms are
 # reachable before signing in, so a body is read within this bound.

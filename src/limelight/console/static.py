@@ -9,11 +9,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from limelight.api.deps import runtime_of
 from limelight.console.render import HERE
 from limelight.console.route import console_router
 from limelight.store.meta import oauth_repo
 from limelight.store.meta.db import MetaDB
+from limelight.web.request import runtime_of
 
 router = console_router()
 STATIC = (HERE / "static").resolve()

@@ -22,7 +22,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from limelight.api.deps import runtime_of
 from limelight.console.event_lines import event_line
 from limelight.console.explorer import Search
 from limelight.console.route import console_router
@@ -35,6 +34,7 @@ from limelight.query.compile import RunOptions, Timeframe
 from limelight.query.spec import QueryFields, fields_to_json, validate_fields
 from limelight.runs.execute import RunFailed, run_once
 from limelight.runtime import Runtime
+from limelight.web.request import runtime_of
 
 router = console_router()
 INTERVAL_SECONDS = 2.0

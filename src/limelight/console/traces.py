@@ -12,7 +12,6 @@ import re
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.api.deps import runtime_of
 from limelight.console.event_lines import event_line
 from limelight.console.render import query_string, render, see_other
 from limelight.console.route import console_router
@@ -22,6 +21,7 @@ from limelight.console.timeframe import PRESETS, Window, window_of
 from limelight.console.waterfall import is_span, waterfall
 from limelight.errors import BadRequest
 from limelight.query.spec import validate_fields
+from limelight.web.request import runtime_of
 
 router = console_router()
 TRACE_ID = re.compile(r"[0-9a-f]{32}")

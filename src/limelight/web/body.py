@@ -7,9 +7,9 @@ import asyncio
 
 from starlette.requests import Request
 
-from limelight.api.deps import runtime_of
 from limelight.errors import BadRequest, PayloadTooLarge, RequestTimeout
 from limelight.ingest.body import BodyReader
+from limelight.web.request import runtime_of
 
 
 async def read_body(request: Request, limit: int) -> bytes:
