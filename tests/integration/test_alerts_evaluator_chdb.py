@@ -3,6 +3,7 @@ test moves: firing, resolved, renotify, Slack and email, retries, refusals, erro
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -295,3 +296,52 @@ def test_a_test_notification_has_the_shape_of_a_real_one(world: World) -> None:
     assert body["notification"] == "test"
     assert set(body) == {"alert", "notification", "state", "previous_state", "check"}
     assert set(body["check"]) == {"id", "time", "from", "to", "calculation", "threshold", "values"}
+
+
+class BrokenNotifier(Notifier):
+    """A notifier with a fault of its own: every send raises."""
+
+    def send(self, *_: Any) -> Any:
+        raise RuntimeError("a fault in the notifier")
+
+
+def test_a_check_that_fails_is_tried_again_a_minute_later_not_in_a_loop(world: World) -> None:
+    world.send(_slow(world, "checkout", 900))
+    created = world.create()
+    world.evaluator.notifier = BrokenNotifier(
+        world.evaluator.notifier.policy, world.evaluator.notifier.smtp
+    )
+    world.at(1)
+    ticking = threading.Thread(target=world.evaluator.tick, daemon=True)
+    ticking.start()
+    ticking.join(10)
+    looping = ticking.is_alive()
+    if looping:  # it claims the alert again and again: stop it
+        world.evaluator.close()
+        ticking.join(10)
+    assert not looping
+    assert world.alerts.checks(world.tenant, created["id"], 10, None) == []
+    assert world.evaluator.tick() == []  # not due again at once
+    world.at(61)
+    world.send(_slow(world, "checkout", 900))
+    world.evaluator.notifier = Notifier(
+        destination_policy(world.settings), smtp_settings(world.settings)
+    )
+    [report] = world.evaluator.tick()
+    assert report.notification == "firing"
+
+
+def test_an_alert_name_with_line_breaks_is_one_line_in_an_email_subject(world: World) -> None:
+    world.send(_slow(world, "checkout", 900))
+    created = world.create(
+        name="slow\r\nBcc: someone@example.com",
+        destinations=[{"type": "email", "to": ["oncall@example.com"]}],
+    )
+    world.at(1)
+    [report] = world.evaluator.tick()
+    assert report.notification == "firing"
+    [mail] = world.mail.wait_for(1)
+    assert mail["Subject"].startswith("[FIRING] slow Bcc: someone@example.com: P99")
+    assert mail["Bcc"] is None
+    [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    assert check["notifications"][0]["ok"] is True

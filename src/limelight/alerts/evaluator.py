@@ -58,6 +58,9 @@ TICK_SECONDS = 1.0
 # A lease outlasts a check: the query's limit, and three tries of each notification.
 LEASE = timedelta(minutes=5)
 PURGE_EVERY_TICKS = 600
+# A check that failed on a fault of ours waits this long before it is tried again:
+# released as due at once, the same tick would claim it again, and again.
+RETRY_FAILED_CHECK = timedelta(minutes=1)
 # Groups a grouped query's check looks at: the top ones by the query's order.
 GROUPS_CHECKED = 1000
 
@@ -157,7 +160,7 @@ class Evaluator:
         except Exception:
             log.exception("checking alert %s failed", alert_id)
             with self._meta.connection(immediate=True) as c:
-                repo.release(c, alert_id, self.owner)
+                repo.release(c, alert_id, self.owner, self._clock() + RETRY_FAILED_CHECK)
             return None
 
     def _check(self, alert_id: str) -> CheckReport | None:

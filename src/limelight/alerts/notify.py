@@ -124,7 +124,8 @@ def slack_json(facts: CheckFacts) -> dict[str, Any]:
 
 def email_message(facts: CheckFacts, sender: str, recipients: Sequence[str]) -> EmailMessage:
     msg = EmailMessage()
-    msg["Subject"] = f"{facts.headline()}: {facts.condition()}"
+    # One line: a header may not hold a line break (an alert's name may).
+    msg["Subject"] = " ".join(f"{facts.headline()}: {facts.condition()}".split())
     msg["From"] = sender
     msg["To"] = ", ".join(recipients)
     when = datetime.fromtimestamp(facts.time_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

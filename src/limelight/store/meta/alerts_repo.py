@@ -143,11 +143,12 @@ def record_check(
     return True
 
 
-def release(c: Connection | Session, alert_id: str, owner: str) -> None:
+def release(c: Connection | Session, alert_id: str, owner: str, next_check_at: datetime) -> None:
+    """Give up the lease without a check; the alert is due again at ``next_check_at``."""
     c.execute(
         update(Alert)
         .where(Alert.id == alert_id, Alert.lease_owner == owner)
-        .values(lease_owner=None, lease_until=None)
+        .values(lease_owner=None, lease_until=None, next_check_at=next_check_at)
     )
 
 
