@@ -243,6 +243,39 @@ def test_bad_alerts_get_400_naming_each_field(alerting_server: LiveServer) -> No
     assert api.client.post("/v1/alerts", content=b"{nope").status_code == 400
 
 
+def test_thresholds_beyond_64_bits_read_back(alerting_server: LiveServer) -> None:
+    """A threshold is a double: one beyond 2**53 reads back as the double it is stored as,
+    not as an integer too large for JSON encoders."""
+    api = Api(alerting_server, alerting_server.new_tenant().admin_key)
+    query_id = _query(api)
+    for value, shown in ((18446744073709551615, 1.8446744073709552e19), (1e20, 1e20)):
+        body = {"name": "x", "query_id": query_id, "threshold": {"operation": ">", "value": value}}
+        created = api.post("/v1/alerts", body)
+        assert created.status_code == 200, created.text
+        alert_id = created.json()["alert"]["id"]
+        read = api.client.get(f"/v1/alerts/{alert_id}")
+        assert read.status_code == 200, read.text
+        assert read.json()["alert"]["threshold"] == {"operation": ">", "value": shown}
+        changed = api.put(
+            f"/v1/alerts/{alert_id}", {"threshold": {"operation": "<", "value": value}}
+        )
+        assert changed.status_code == 200, changed.text
+    assert api.client.get("/v1/alerts").status_code == 200
+
+
+def test_checks_before_any_time_the_api_allows(alerting_server: LiveServer) -> None:
+    api = Api(alerting_server, alerting_server.new_tenant().admin_key)
+    alert_id = api.post(
+        "/v1/alerts",
+        {"name": "x", "query_id": _query(api), "threshold": {"operation": ">", "value": 1}},
+    ).json()["alert"]["id"]
+    for before in (2**53, 253402300800000, 0):
+        answer = api.client.get(f"/v1/alerts/{alert_id}/checks", params={"before": before})
+        assert answer.status_code == 200, (before, answer.text)
+    too_late = api.client.get(f"/v1/alerts/{alert_id}/checks", params={"before": 2**53 + 1})
+    assert too_late.status_code == 400
+
+
 def test_keys_and_tenants(alerting_server: LiveServer) -> None:
     server = alerting_server
     mine, theirs = server.new_tenant(), server.new_tenant()

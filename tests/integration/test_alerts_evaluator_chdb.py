@@ -349,3 +349,12 @@ def test_an_alert_name_with_line_breaks_is_one_line_in_an_email_subject(world: W
     assert mail["Bcc"] is None
     [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
     assert check["notifications"][0]["ok"] is True
+
+
+def test_a_threshold_beyond_64_bits_is_sent_as_the_double_it_is(world: World) -> None:
+    world.create(calculation="COUNT", threshold={"operation": "<", "value": 1e20})
+    world.at(1)
+    [report] = world.evaluator.tick()
+    assert report.notification == "firing"
+    [firing] = world.hooks.on("/hook")
+    assert firing.json()["check"]["threshold"] == {"operation": "<", "value": 1e20}

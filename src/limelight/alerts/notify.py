@@ -35,6 +35,7 @@ import orjson
 
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
+from limelight.alerts.spec import as_written
 from limelight.ids import new_id
 
 TRIES = 3
@@ -79,7 +80,7 @@ class CheckFacts:
                 "from": self.from_ms,
                 "to": self.to_ms,
                 "calculation": self.calculation,
-                "threshold": {"operation": self.operation, "value": _as_sent(self.threshold)},
+                "threshold": {"operation": self.operation, "value": as_written(self.threshold)},
                 "values": self.values,
             },
         }
@@ -101,11 +102,6 @@ class CheckFacts:
             mark = " (alarm)" if v.get("alarm") else ""
             out.append((groups or "all events", f"{v.get('value')}{mark}"))
         return out
-
-
-def _as_sent(number: float) -> float | int:
-    """500.0 as 500: the threshold as the alert's owner wrote it."""
-    return int(number) if number.is_integer() else number
 
 
 def sign(secret: str, body: bytes) -> str:

@@ -7,13 +7,19 @@ and cannot be deleted (the query repository's 403).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
 from limelight.alerts.notify import CheckFacts, Notifier, SmtpSettings
-from limelight.alerts.spec import AlertFields, format_duration, parse_duration, validate_alert
+from limelight.alerts.spec import (
+    AlertFields,
+    as_written,
+    format_duration,
+    parse_duration,
+    validate_alert,
+)
 from limelight.auth.secrets import SecretKind, new_secret
 from limelight.errors import BadRequest, NotFound
 from limelight.ids import new_id
@@ -28,6 +34,9 @@ from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 
 MAX_CHECKS_LISTED = 1000
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# The last millisecond a datetime holds: a ``before`` past it is no bound at all.
+LATEST_MS = (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(milliseconds=1)
 REQUIRED = ("name", "query_id", "threshold")
 DEFAULT_FREQUENCY_S = 60
 
@@ -37,10 +46,6 @@ def iso_utc(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _number(value: float) -> float | int:
-    return int(value) if value.is_integer() else value
 
 
 def calculation_operators(fields: QueryFields) -> dict[str, str]:
@@ -59,7 +64,7 @@ def alert_document(alert: Alert) -> dict[str, Any]:
         "name": alert.name,
         "query_id": alert.query_id,
         "calculation": alert.calculation,
-        "threshold": {"operation": alert.threshold_op, "value": _number(alert.threshold_value)},
+        "threshold": {"operation": alert.threshold_op, "value": as_written(alert.threshold_value)},
         "frequency": format_duration(alert.frequency_s),
         "window": format_duration(alert.window_s or alert.frequency_s),
         "destinations": alert.destinations,
@@ -223,7 +228,9 @@ class AlertService:
     def checks(
         self, tenant: Tenant, alert_id: str, limit: int, before_ms: int | None
     ) -> list[dict[str, Any]]:
-        before = datetime.fromtimestamp(before_ms / 1000, UTC) if before_ms is not None else None
+        before = None
+        if before_ms is not None and before_ms <= LATEST_MS:
+            before = EPOCH + timedelta(milliseconds=before_ms)
         with self._meta.session() as s:
             found = repo.list_checks(s, tenant, alert_id, min(limit, MAX_CHECKS_LISTED), before)
             return [check_document(c) for c in found]

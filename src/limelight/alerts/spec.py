@@ -176,6 +176,13 @@ OPERATIONS: Mapping[str, Callable[[float, float], bool]] = {
 }
 
 
+def as_written(number: float) -> float | int:
+    """500.0 as 500: a threshold as its owner wrote it. Only below 2**53, where a
+    double is that integer exactly; a larger one stays a double (as an integer it
+    could exceed the 64 bits a JSON encoder takes: 1e20)."""
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
 def threshold_crossed(operation: str, value: float, threshold: float) -> bool:
     """Whether ``value`` crosses the threshold; a value that is not a finite number never does."""
     return math.isfinite(value) and OPERATIONS[operation](value, threshold)
