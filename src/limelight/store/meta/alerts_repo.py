@@ -35,6 +35,8 @@ def add_alert(s: Session, alert: Alert) -> Alert:
 
 def get_alert(s: Session, tenant: Tenant, alert_id: str) -> Alert:
     """An alert of the tenant's; another tenant's is as unknown as a missing one."""
+    if "\x00" in alert_id:  # no id holds one, and PostgreSQL refuses it in a statement
+        raise NotFound()
     alert = s.scalar(select(Alert).where(Alert.id == alert_id, *_tenant_filter(tenant)))
     if alert is None:
         raise NotFound()
@@ -43,7 +45,7 @@ def get_alert(s: Session, tenant: Tenant, alert_id: str) -> Alert:
 
 def find_alert(s: Session, alert_id: str) -> Alert:
     """Any tenant's alert: for the operator's command line only."""
-    alert = s.get(Alert, alert_id)
+    alert = None if "\x00" in alert_id else s.get(Alert, alert_id)
     if alert is None:
         raise NotFound(f"no alert {alert_id!r}")
     return alert
