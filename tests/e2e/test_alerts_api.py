@@ -371,3 +371,36 @@ def test_the_command_line_lists_shows_and_tests_alerts(
         server.cli("alerts", "test", alert_id)
     with pytest.raises(RuntimeError, match="needs the server mode"):
         server.cli("worker")
+
+
+def test_the_command_line_prints_names_and_event_values_as_text(
+    alerting_server: LiveServer, receivers: tuple[WebhookReceiver, Mailbox]
+) -> None:
+    """Alert names (any tenant's) and group values (any event's) are printed as they
+    are: not read as Rich markup (where "[/]" stopped the command), and without the
+    terminal's escape sequences."""
+    hooks, _ = receivers
+    server = alerting_server
+    tenant = server.new_tenant()
+    api = Api(server, tenant.admin_key)
+    service = "[/][link=https://evil.example]svc\x1b]0;title\x07"
+    _send(server, tenant, service, 900)
+    name = "[/] [bold red]cli markup"
+    alert_id = api.post(
+        "/v1/alerts",
+        {
+            "name": name,
+            "query_id": _query(api),
+            "threshold": {"operation": ">", "value": 500},
+            "destinations": [
+                {"type": "webhook", "url": hooks.url(f"/markup-{tenant.workspace_id}")}
+            ],
+        },
+    ).json()["alert"]["id"]
+    _recorded(api, alert_id, "ALARM")
+    assert name in server.cli("alerts", "list")
+    shown = server.cli("alerts", "show", alert_id)
+    assert name in shown
+    assert "[/][link=https://evil.example]svc" in shown and "\x1b" not in shown
+    tested = server.cli("alerts", "test", alert_id)
+    assert "ok (200)" in tested
