@@ -108,18 +108,28 @@ def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+def _slack_text(text: str) -> str:
+    """Text as Slack shows it, not as its markup: "<!channel>" from an event's value would
+    notify everyone, "<https://x|log in>" would be a disguised link. Slack asks for
+    exactly these three escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def slack_json(facts: CheckFacts) -> dict[str, Any]:
     colour = {"firing": "#d93025", "resolved": "#1e8e3e", "test": "#5f6368"}[facts.kind.value]
+    headline, condition = _slack_text(facts.headline()), _slack_text(facts.condition())
     return {
-        "text": f"{facts.headline()}: {facts.condition()}",
+        "text": f"{headline}: {condition}",
         "attachments": [
             {
                 "color": colour,
-                "title": facts.headline(),
+                "title": headline,
                 "title_link": facts.alert_url,
-                "text": f"{facts.condition()}\nState: {facts.previous_state} -> {facts.state}",
+                "text": _slack_text(
+                    f"{facts.condition()}\nState: {facts.previous_state} -> {facts.state}"
+                ),
                 "fields": [
-                    {"title": groups, "value": value, "short": True}
+                    {"title": _slack_text(groups), "value": _slack_text(value), "short": True}
                     for groups, value in facts.listed()
                 ],
                 "ts": facts.time_ms // 1000,
