@@ -342,3 +342,41 @@ def test_a_threshold_beyond_64_bits_is_sent_as_the_double_it_is(world: World) ->
     assert report.notification == "firing"
     [firing] = world.hooks.on("/hook")
     assert firing.json()["check"]["threshold"] == {"operation": "<", "value": 1e20}
+
+
+class ChangedDuringItsCheck:
+    """The engine, with the alert changed through the API while its query runs."""
+
+    def __init__(self, store: Any, change: Any) -> None:
+        self.table, self.paths_table = store.table, store.paths_table
+        self._store, self._change = store, change
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        change, self._change = self._change, None
+        if change is not None:
+            change()
+        return self._store.query(*args, **kwargs)
+
+
+def test_an_alert_changed_during_its_check_is_checked_again_at_once(world: World) -> None:
+    world.send(_slow(world, "checkout", 900))
+    created = world.create()
+    raise_it = {"threshold": {"operation": ">", "value": 1000}}
+    store = ChangedDuringItsCheck(
+        world.store, lambda: world.alerts.update(world.tenant, created["id"], raise_it)
+    )
+
+    def clock() -> datetime:  # time passes as the checks run
+        world.at(0.001)
+        return world.clock[0]
+
+    evaluator = Evaluator(
+        world.settings, world.meta, store, clock=clock, notifier=world.evaluator.notifier
+    )
+    world.at(1)
+    # With the threshold it read (500), then with the new one: not a minute later.
+    reports = evaluator.tick()
+    assert [(r.state, r.notification) for r in reports] == [
+        ("ALARM", "firing"),
+        ("OK", "resolved"),
+    ]

@@ -213,7 +213,7 @@ class Evaluator:
             if not sent or any(d.ok for d in sent):  # else tried again at the next check
                 changes |= {"last_notification": kind.value, "last_notified_at": started}
         with self._meta.connection(immediate=True) as c:
-            if not repo.record_check(c, check, self.owner, changes):
+            if not repo.record_check(c, check, self.owner, changes, alert.updated_at):
                 log.warning("alert %s: the lease ran out before its check was recorded", alert_id)
                 return None
         lag = (started - due).total_seconds()

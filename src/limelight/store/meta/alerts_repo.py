@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, or_, select, update
+from sqlalchemy import Connection, case, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from limelight.errors import NotFound
@@ -117,14 +117,28 @@ def leased_alert(s: Session, alert_id: str, owner: str) -> Alert | None:
 
 
 def record_check(
-    c: Connection | Session, check: AlertCheck, owner: str, alert_values: dict[str, Any]
+    c: Connection | Session,
+    check: AlertCheck,
+    owner: str,
+    alert_values: dict[str, Any],
+    read_version: datetime,
 ) -> bool:
     """Store a check and the alert's new state, and release the lease; False (and
-    nothing written) when ``owner`` no longer holds the lease."""
+    nothing written) when ``owner`` no longer holds the lease.
+
+    ``read_version``: the ``updated_at`` the check read. An alert changed since keeps
+    the ``next_check_at`` its change set (now), so its new definition is checked at
+    once rather than a frequency later."""
+    values = dict(alert_values)
+    if "next_check_at" in values:
+        unchanged = Alert.updated_at == read_version
+        values["next_check_at"] = case(
+            (unchanged, values["next_check_at"]), else_=Alert.next_check_at
+        )
     moved = c.execute(
         update(Alert)
         .where(Alert.id == check.alert_id, Alert.lease_owner == owner)
-        .values(**alert_values, lease_owner=None, lease_until=None)
+        .values(**values, lease_owner=None, lease_until=None)
     )
     if not getattr(moved, "rowcount", 0):
         return False
