@@ -3,6 +3,8 @@ and SMTP server get the notifications, and the Queries API keeps what alerts wat
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -404,3 +406,63 @@ def test_the_command_line_prints_names_and_event_values_as_text(
     assert "[/][link=https://evil.example]svc" in shown and "\x1b" not in shown
     tested = server.cli("alerts", "test", alert_id)
     assert "ok (200)" in tested
+
+
+@pytest.fixture()
+def silent_destination() -> Iterator[str]:
+    """A URL whose server accepts connections and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=128)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
+def test_test_notifications_to_a_silent_destination_hold_up_no_one_else(
+    alerting_server: LiveServer, silent_destination: str
+) -> None:
+    """Each test notification waits up to 3 x 10 s on a destination that never answers:
+    while it waits it holds none of the server's worker threads, which every tenant's
+    requests need; and a workspace sends at most 10 test notifications a minute."""
+    server = alerting_server
+    mine, theirs = server.new_tenant(), server.new_tenant()
+    api = Api(server, mine.admin_key)
+    alert_id = api.post(
+        "/v1/alerts",
+        {
+            "name": "silent",
+            "query_id": _query(api),
+            "threshold": {"operation": ">", "value": 1},
+            "enabled": False,
+            "destinations": [{"type": "webhook", "url": silent_destination}],
+        },
+    ).json()["alert"]["id"]
+    answers: list[int] = []
+
+    def test_it() -> None:
+        try:
+            with httpx.Client(headers={"Authorization": mine.admin_key}, timeout=60) as c:
+                answers.append(c.post(f"{server.url}/v1/alerts/{alert_id}/test").status_code)
+        except httpx.HTTPError:
+            pass
+
+    for _ in range(60):
+        threading.Thread(target=test_it, daemon=True).start()
+    time.sleep(2)  # the tests are waiting on the destination
+    other = Api(server, theirs.admin_key)
+    started = time.monotonic()
+    assert other.client.get("/v1/alerts").status_code == 200
+    assert time.monotonic() - started < 2
+    assert answers.count(429) == 50  # 10 a minute per workspace; the others wait on

@@ -225,11 +225,12 @@ class Notifier:
         self, destinations: Sequence[dict[str, Any]], facts: CheckFacts, secret: str
     ) -> list[Delivery]:
         """Notify every destination at once; the outcome of each, in their order."""
-        return asyncio.run(self._send_all(destinations, facts, secret))
+        return asyncio.run(self.deliver(destinations, facts, secret))
 
-    async def _send_all(
+    async def deliver(
         self, destinations: Sequence[dict[str, Any]], facts: CheckFacts, secret: str
     ) -> list[Delivery]:
+        """``send`` on the running event loop."""
         sending: list[Awaitable[Delivery]] = []
         for dest in destinations:
             if dest["type"] == "email":
