@@ -97,15 +97,17 @@ def parse_networks(text: str) -> tuple[Network, ...]:
 class DestinationPolicy:
     allow: tuple[Network, ...] = ()
 
-    def address_refusal(self, address: Address) -> str | None:
-        """Why a connection to ``address`` is refused, or None."""
+    def address_refusal(self, address: Address, host: str | None = None) -> str | None:
+        """Why a connection to ``address`` is refused, or None. The address of a ``host``
+        name is not told: it would tell a tenant what the operator's own names resolve to."""
         plain = _plain(address)
         if any(plain in net for net in self.allow if net.version == plain.version):
             return None
         if _routable(plain):
             return None
+        where = f"the host {host!r} resolves to an address" if host else f"the address {plain} is"
         return (
-            f"the address {plain} is in a loopback, private, link-local or reserved range; "
+            f"{where} in a loopback, private, link-local or reserved range; "
             "the operator can allow it with LIMELIGHT_DESTINATION_ALLOW_NETWORKS"
         )
 
@@ -150,7 +152,8 @@ class DestinationPolicy:
         addresses = [ipaddress.ip_address(info[4][0]) for info in found]
         if not addresses:
             raise RefusedDestination(f"the host {host!r} has no address")
+        named = None if _literal(host) else host
         for address in addresses:  # one refused address refuses the host
-            if reason := self.address_refusal(address):
+            if reason := self.address_refusal(address, named):
                 raise RefusedDestination(reason)
         return parts, addresses[0]
