@@ -289,7 +289,13 @@ class Notifier:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         ip = f"[{address}]" if address.version == 6 else str(address)
         pinned = urlunsplit((parts.scheme, f"{ip}:{port}", parts.path or "/", parts.query, ""))
-        extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+        # The name as DNS and TLS know it (bücher.example as xn--bcher-kva.example):
+        # headers are ASCII. The policy checked that the name encodes.
+        host = (parts.hostname or "").encode("idna").decode("ascii")
+        authority = f"[{host}]" if ":" in host else host
+        if parts.port is not None:
+            authority += f":{parts.port}"
+        extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
         async with httpx.AsyncClient(
             timeout=self._timeout, follow_redirects=False, trust_env=False
         ) as client:
@@ -297,7 +303,7 @@ class Notifier:
                 "POST",
                 pinned,
                 content=body,
-                headers={**headers, "Host": parts.netloc},
+                headers={**headers, "Host": authority},
                 extensions=extensions,
             )
             answer = await client.send(request, stream=True)  # the status, not the body
