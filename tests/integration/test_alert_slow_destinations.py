@@ -103,21 +103,21 @@ def test_a_destination_answering_slowly_gets_the_timeout_for_each_try(answer: An
         [delivery], took = _timed_send(_notifier(), [url])
     assert (delivery.ok, delivery.status, delivery.tries) == (False, None, TRIES)
     assert delivery.error == f"the destination did not answer within {TIMEOUT:g} s"
-    assert took < TRIES * TIMEOUT + 2
+    assert took < TRIES * TIMEOUT + 5  # a busy machine gets some slack
 
 
 def test_an_answer_is_its_status_however_long_its_body() -> None:
     with _server(_endless_body) as url:
         [delivery], took = _timed_send(_notifier(), [url])
     assert (delivery.ok, delivery.status, delivery.tries) == (True, 200, 1)
-    assert took < TIMEOUT + 2
+    assert took < TIMEOUT + 5
 
 
 def test_twenty_hanging_destinations_take_as_long_as_one() -> None:
     with _server(_silent) as url:
         deliveries, took = _timed_send(_notifier(), [f"{url}{i}" for i in range(20)])
     assert [d.tries for d in deliveries] == [TRIES] * 20
-    assert took < TRIES * TIMEOUT + 2  # one after the other: 20 times as long
+    assert took < TRIES * TIMEOUT + 5  # one after the other: 30 s
 
 
 def test_the_lease_outlasts_the_checks_claimed_with_it(tmp_path: Path) -> None:
