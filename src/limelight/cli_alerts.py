@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 from typing import Annotated, Any
@@ -10,6 +11,7 @@ import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from limelight.alerts.service import AlertService, alert_document, check_document
 from limelight.errors import ExposedError
@@ -21,6 +23,17 @@ alerts = typer.Typer(no_args_is_help=True, help="List, show and test alerts.")
 console = Console(width=240)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _text(value: object) -> Text:
+    """What tenants wrote (names, URLs) or their events hold (group values) as plain
+    text: Rich would read "[/]" as markup (and fail), the terminal an escape sequence."""
+    return Text(_CONTROL.sub(lambda c: f"\\x{ord(c[0]):02x}", str(value)))
+
+
+def _field(name: str, value: object) -> Text:
+    return Text.assemble((f"{name:<12}", "bold"), " ", _text(value))
 
 
 def _meta(settings: Settings) -> MetaDB:
@@ -52,8 +65,9 @@ def alerts_list(as_json: JsonFlag = False) -> None:
         return
     t = Table("id", "name", "state", "checked", "frequency", "environment", header_style="bold")
     for r in rows:
-        t.add_row(r["id"], r["name"], r["state"], r["last_checked_at"] or "never",
-                  r["frequency"], r["environmentId"])  # fmt: skip
+        cells = (r["id"], r["name"], r["state"], r["last_checked_at"] or "never",
+                 r["frequency"], r["environmentId"])  # fmt: skip
+        t.add_row(*map(_text, cells))
     console.print(t)
 
 
@@ -74,19 +88,19 @@ def alerts_show(alert_id: str, as_json: JsonFlag = False) -> None:
         _print_json({"alert": doc, "checks": checks})
         return
     for name in ("id", "name", "state", "query_id", "calculation", "frequency", "window"):
-        console.print(f"[bold]{name:<12}[/] {doc[name]}")
+        console.print(_field(name, doc[name]))
     threshold = doc["threshold"]
-    console.print(f"[bold]{'threshold':<12}[/] {threshold['operation']} {threshold['value']}")
+    console.print(_field("threshold", f"{threshold['operation']} {threshold['value']}"))
     for dest in doc["destinations"]:
         target = dest.get("url") or ", ".join(dest["to"])
-        console.print(f"[bold]{'destination':<12}[/] {dest['type']}: {target}")
+        console.print(_field("destination", f"{dest['type']}: {target}"))
     t = Table("time (unix ms)", "state", "values", "notifications", header_style="bold")
     for c in checks:
         values = "; ".join(f"{v['groups'] or 'all'}={v['value']}" for v in c["values"][:5])
         sent = ", ".join(
             f"{n['type']} {'ok' if n['ok'] else n['error']}" for n in c["notifications"]
         )
-        t.add_row(str(c["time"]), c["state"], values, sent)
+        t.add_row(*map(_text, (c["time"], c["state"], values, sent)))
     console.print(t)
 
 
@@ -102,7 +116,7 @@ def alerts_test(alert_id: str, as_json: JsonFlag = False) -> None:
         _print_json(sent)
     for n in sent if not as_json else []:
         outcome = f"ok ({n['status']})" if n["ok"] else f"failed: {n['error']}"
-        console.print(f"{n['type']} {n['target']}: {outcome} after {n['tries']} tries")
+        console.print(_text(f"{n['type']} {n['target']}: {outcome} after {n['tries']} tries"))
     if any(not n["ok"] for n in sent):
         raise typer.Exit(1)
 

@@ -126,6 +126,9 @@ class Settings(BaseSettings):
     )
     alert_threads: int = Field(2, ge=1, description="Alert checks run at once per evaluator.")
     alert_history_days: float = Field(30, gt=0, description="How long alert checks are kept.")
+    alert_tests_per_minute: int = Field(
+        10, ge=1, description="Test notifications a workspace may send per minute."
+    )
     destination_allow_networks: str = Field(
         "",
         description="Comma-separated CIDRs that alert destinations may reach although private.",

@@ -3,6 +3,8 @@ and SMTP server get the notifications, and the Queries API keeps what alerts wat
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -243,6 +245,39 @@ def test_bad_alerts_get_400_naming_each_field(alerting_server: LiveServer) -> No
     assert api.client.post("/v1/alerts", content=b"{nope").status_code == 400
 
 
+def test_thresholds_beyond_64_bits_read_back(alerting_server: LiveServer) -> None:
+    """A threshold is a double: one beyond 2**53 reads back as the double it is stored as,
+    not as an integer too large for JSON encoders."""
+    api = Api(alerting_server, alerting_server.new_tenant().admin_key)
+    query_id = _query(api)
+    for value, shown in ((18446744073709551615, 1.8446744073709552e19), (1e20, 1e20)):
+        body = {"name": "x", "query_id": query_id, "threshold": {"operation": ">", "value": value}}
+        created = api.post("/v1/alerts", body)
+        assert created.status_code == 200, created.text
+        alert_id = created.json()["alert"]["id"]
+        read = api.client.get(f"/v1/alerts/{alert_id}")
+        assert read.status_code == 200, read.text
+        assert read.json()["alert"]["threshold"] == {"operation": ">", "value": shown}
+        changed = api.put(
+            f"/v1/alerts/{alert_id}", {"threshold": {"operation": "<", "value": value}}
+        )
+        assert changed.status_code == 200, changed.text
+    assert api.client.get("/v1/alerts").status_code == 200
+
+
+def test_checks_before_any_time_the_api_allows(alerting_server: LiveServer) -> None:
+    api = Api(alerting_server, alerting_server.new_tenant().admin_key)
+    alert_id = api.post(
+        "/v1/alerts",
+        {"name": "x", "query_id": _query(api), "threshold": {"operation": ">", "value": 1}},
+    ).json()["alert"]["id"]
+    for before in (2**53, 253402300800000, 0):
+        answer = api.client.get(f"/v1/alerts/{alert_id}/checks", params={"before": before})
+        assert answer.status_code == 200, (before, answer.text)
+    too_late = api.client.get(f"/v1/alerts/{alert_id}/checks", params={"before": 2**53 + 1})
+    assert too_late.status_code == 400
+
+
 def test_keys_and_tenants(alerting_server: LiveServer) -> None:
     server = alerting_server
     mine, theirs = server.new_tenant(), server.new_tenant()
@@ -338,3 +373,99 @@ def test_the_command_line_lists_shows_and_tests_alerts(
         server.cli("alerts", "test", alert_id)
     with pytest.raises(RuntimeError, match="needs the server mode"):
         server.cli("worker")
+
+
+def test_the_command_line_prints_names_and_event_values_as_text(
+    alerting_server: LiveServer, receivers: tuple[WebhookReceiver, Mailbox]
+) -> None:
+    """Alert names (any tenant's) and group values (any event's) are printed as they
+    are: not read as Rich markup (where "[/]" stopped the command), and without the
+    terminal's escape sequences."""
+    hooks, _ = receivers
+    server = alerting_server
+    tenant = server.new_tenant()
+    api = Api(server, tenant.admin_key)
+    service = "[/][link=https://evil.example]svc\x1b]0;title\x07"
+    _send(server, tenant, service, 900)
+    name = "[/] [bold red]cli markup"
+    alert_id = api.post(
+        "/v1/alerts",
+        {
+            "name": name,
+            "query_id": _query(api),
+            "threshold": {"operation": ">", "value": 500},
+            "destinations": [
+                {"type": "webhook", "url": hooks.url(f"/markup-{tenant.workspace_id}")}
+            ],
+        },
+    ).json()["alert"]["id"]
+    _recorded(api, alert_id, "ALARM")
+    assert name in server.cli("alerts", "list")
+    shown = server.cli("alerts", "show", alert_id)
+    assert name in shown
+    assert "[/][link=https://evil.example]svc" in shown and "\x1b" not in shown
+    tested = server.cli("alerts", "test", alert_id)
+    assert "ok (200)" in tested
+
+
+@pytest.fixture()
+def silent_destination() -> Iterator[str]:
+    """A URL whose server accepts connections and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=128)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
+def test_test_notifications_to_a_silent_destination_hold_up_no_one_else(
+    alerting_server: LiveServer, silent_destination: str
+) -> None:
+    """Each test notification waits up to 3 x 10 s on a destination that never answers:
+    while it waits it holds none of the server's worker threads, which every tenant's
+    requests need; and a workspace sends at most 10 test notifications a minute."""
+    server = alerting_server
+    mine, theirs = server.new_tenant(), server.new_tenant()
+    api = Api(server, mine.admin_key)
+    alert_id = api.post(
+        "/v1/alerts",
+        {
+            "name": "silent",
+            "query_id": _query(api),
+            "threshold": {"operation": ">", "value": 1},
+            "enabled": False,
+            "destinations": [{"type": "webhook", "url": silent_destination}],
+        },
+    ).json()["alert"]["id"]
+    answers: list[int] = []
+
+    def test_it() -> None:
+        try:
+            with httpx.Client(headers={"Authorization": mine.admin_key}, timeout=60) as c:
+                answers.append(c.post(f"{server.url}/v1/alerts/{alert_id}/test").status_code)
+        except httpx.HTTPError:
+            pass
+
+    for _ in range(60):
+        threading.Thread(target=test_it, daemon=True).start()
+    time.sleep(2)  # the tests are waiting on the destination
+    other = Api(server, theirs.admin_key)
+    started = time.monotonic()
+    assert other.client.get("/v1/alerts").status_code == 200
+    assert time.monotonic() - started < 10  # held up: until the tests end, 30 s
+    deadline = time.monotonic() + 10
+    while answers.count(429) < 50 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert answers.count(429) == 50  # 10 a minute per workspace; the others wait on

@@ -3,6 +3,7 @@ test moves: firing, resolved, renotify, Slack and email, retries, refusals, erro
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -84,7 +85,11 @@ def world(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             smtp_from="alerts@limelight.test",
         )
         sleeps: list[float] = []
-        notifier = Notifier(destination_policy(settings), smtp_settings(settings), sleeps.append)
+
+        async def sleep(seconds: float) -> None:
+            sleeps.append(seconds)
+
+        notifier = Notifier(destination_policy(settings), smtp_settings(settings), sleep)
         clock = [utcnow()]
         evaluator = Evaluator(settings, meta, store, clock=lambda: clock[0], notifier=notifier)
         alerts = AlertService(settings, meta, notifier)
@@ -230,7 +235,7 @@ def test_a_failing_destination_is_tried_three_times_and_recorded(world: World) -
     assert (flaky["ok"], flaky["status"], flaky["tries"]) == (True, 200, 3)
     assert (down["ok"], down["status"], down["tries"]) == (False, 503, 3)
     assert down["error"] == "the destination answered 503"
-    assert world.sleeps == [1.0, 2.0, 1.0, 2.0]  # backoff between tries
+    assert sorted(world.sleeps) == [1.0, 1.0, 2.0, 2.0]  # backoff between tries, each
     deliveries = {r.headers["x-limelight-delivery"] for r in world.hooks.on("/flaky")}
     assert len(deliveries) == 1  # the same delivery id on every try
 
@@ -296,3 +301,83 @@ def test_a_test_notification_has_the_shape_of_a_real_one(world: World) -> None:
     assert body["notification"] == "test"
     assert set(body) == {"alert", "notification", "state", "previous_state", "check"}
     assert set(body["check"]) == {"id", "time", "from", "to", "calculation", "threshold", "values"}
+
+
+class BrokenNotifier(Notifier):
+    """A notifier with a fault of its own: every send raises."""
+
+    def send(self, *_: Any) -> Any:
+        raise RuntimeError("a fault in the notifier")
+
+
+def test_a_check_that_fails_is_tried_again_a_minute_later_not_in_a_loop(world: World) -> None:
+    world.send(_slow(world, "checkout", 900))
+    created = world.create()
+    world.evaluator.notifier = BrokenNotifier(
+        world.evaluator.notifier.policy, world.evaluator.notifier.smtp
+    )
+    world.at(1)
+    ticking = threading.Thread(target=world.evaluator.tick, daemon=True)
+    ticking.start()
+    ticking.join(10)
+    looping = ticking.is_alive()
+    if looping:  # it claims the alert again and again: stop it
+        world.evaluator.close()
+        ticking.join(10)
+    assert not looping
+    assert world.alerts.checks(world.tenant, created["id"], 10, None) == []
+    assert world.evaluator.tick() == []  # not due again at once
+    world.at(61)
+    world.send(_slow(world, "checkout", 900))
+    world.evaluator.notifier = Notifier(
+        destination_policy(world.settings), smtp_settings(world.settings)
+    )
+    [report] = world.evaluator.tick()
+    assert report.notification == "firing"
+
+
+def test_a_threshold_beyond_64_bits_is_sent_as_the_double_it_is(world: World) -> None:
+    world.create(calculation="COUNT", threshold={"operation": "<", "value": 1e20})
+    world.at(1)
+    [report] = world.evaluator.tick()
+    assert report.notification == "firing"
+    [firing] = world.hooks.on("/hook")
+    assert firing.json()["check"]["threshold"] == {"operation": "<", "value": 1e20}
+
+
+class ChangedDuringItsCheck:
+    """The engine, with the alert changed through the API while its query runs."""
+
+    def __init__(self, store: Any, change: Any) -> None:
+        self.table, self.paths_table = store.table, store.paths_table
+        self._store, self._change = store, change
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        change, self._change = self._change, None
+        if change is not None:
+            change()
+        return self._store.query(*args, **kwargs)
+
+
+def test_an_alert_changed_during_its_check_is_checked_again_at_once(world: World) -> None:
+    world.send(_slow(world, "checkout", 900))
+    created = world.create()
+    raise_it = {"threshold": {"operation": ">", "value": 1000}}
+    store = ChangedDuringItsCheck(
+        world.store, lambda: world.alerts.update(world.tenant, created["id"], raise_it)
+    )
+
+    def clock() -> datetime:  # time passes as the checks run
+        world.at(0.001)
+        return world.clock[0]
+
+    evaluator = Evaluator(
+        world.settings, world.meta, store, clock=clock, notifier=world.evaluator.notifier
+    )
+    world.at(1)
+    # With the threshold it read (500), then with the new one: not a minute later.
+    reports = evaluator.tick()
+    assert [(r.state, r.notification) for r in reports] == [
+        ("ALARM", "firing"),
+        ("OK", "resolved"),
+    ]

@@ -5,8 +5,10 @@ An alert's webhook is a URL a tenant chooses and the server calls: without a
 guard, it is a way to reach the operator's internal services (cloud metadata at
 169.254.169.254, a database's HTTP port on 10.x). Every address that is not
 globally routable is refused by default: loopback, private and shared ranges,
-link-local, multicast, unspecified and reserved ones, IPv4 addresses written
-as IPv6 included. A URL naming such an address literally is refused when the
+link-local, multicast, unspecified and reserved ones. An IPv4 address is
+judged in every form that reaches it: written as IPv6 (mapped, 6to4, behind a
+NAT64 gateway), or as a resolver also reads it (``2130706433``, ``0x7f.1``,
+``127.1``). A URL naming such an address literally is refused when the
 alert is saved; a host name is resolved when a notification is sent, every
 address it resolves to is checked, and the connection goes to the address
 that was checked (a second lookup could answer differently).
@@ -16,6 +18,7 @@ that was checked (a second lookup could answer differently).
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
@@ -24,6 +27,12 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 MAX_URL_LENGTH = 2048
+# The well-known NAT64 prefix: a gateway on the operator's network translates
+# 64:ff9b::a.b.c.d to the IPv4 address a.b.c.d, private ones included.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+# Host names that may be IPv4 in inet_aton's forms (decimal, octal, hex, fewer
+# than 4 parts). Only these reach inet_aton, which accepts trailing text after a space.
+_NUMERIC_HOST = re.compile(r"[0-9a-fx.]+", re.IGNORECASE)
 
 
 class RefusedDestination(ValueError):
@@ -31,10 +40,45 @@ class RefusedDestination(ValueError):
 
 
 def _plain(address: Address) -> Address:
-    """An IPv4 address written as IPv6 (``::ffff:127.0.0.1``) as the IPv4 address it is."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
+    """An IPv4 address written as IPv6 as the IPv4 address it reaches: mapped
+    (``::ffff:127.0.0.1``), 6to4 (``2002:7f00:1::``), NAT64 (``64:ff9b::127.0.0.1``)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return address.ipv4_mapped
+        if address.sixtofour is not None:
+            return address.sixtofour
+        if address in _NAT64:
+            return ipaddress.IPv4Address(address.packed[-4:])
     return address
+
+
+def _literal(host: str) -> Address | None:
+    """The address a host names literally, IPv4 in inet_aton's forms included: the
+    resolver at send time reads ``http://2130706433/`` as 127.0.0.1 (and some read
+    ``127.0.0.1.``, with the dot of a fully qualified name, as 127.0.0.1)."""
+    host = host.removesuffix(".")
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    if _NUMERIC_HOST.fullmatch(host):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            pass
+    return None
+
+
+def _routable(address: Address) -> bool:
+    """Globally reachable unicast. ``is_global`` alone lets reserved IPv6 through
+    (``::127.0.0.1``, ``fec0::/10``, unassigned ranges) on the Pythons we support."""
+    site_local = isinstance(address, ipaddress.IPv6Address) and address.is_site_local
+    return (
+        address.is_global
+        and not address.is_multicast
+        and not address.is_reserved
+        and not site_local
+    )
 
 
 def parse_networks(text: str) -> tuple[Network, ...]:
@@ -53,15 +97,17 @@ def parse_networks(text: str) -> tuple[Network, ...]:
 class DestinationPolicy:
     allow: tuple[Network, ...] = ()
 
-    def address_refusal(self, address: Address) -> str | None:
-        """Why a connection to ``address`` is refused, or None."""
+    def address_refusal(self, address: Address, host: str | None = None) -> str | None:
+        """Why a connection to ``address`` is refused, or None. The address of a ``host``
+        name is not told: it would tell a tenant what the operator's own names resolve to."""
         plain = _plain(address)
         if any(plain in net for net in self.allow if net.version == plain.version):
             return None
-        if plain.is_global and not plain.is_multicast:
+        if _routable(plain):
             return None
+        where = f"the host {host!r} resolves to an address" if host else f"the address {plain} is"
         return (
-            f"the address {plain} is in a loopback, private, link-local or reserved range; "
+            f"{where} in a loopback, private, link-local or reserved range; "
             "the operator can allow it with LIMELIGHT_DESTINATION_ALLOW_NETWORKS"
         )
 
@@ -82,12 +128,16 @@ class DestinationPolicy:
             raise RefusedDestination("the URL may not hold credentials (user:password@)")
         if port == 0:
             raise RefusedDestination("the URL's port must be 1 to 65535")
-        try:
-            literal: Address | None = ipaddress.ip_address(parts.hostname)
-        except ValueError:
-            literal = None
+        literal = _literal(parts.hostname)
         if literal is not None and (reason := self.address_refusal(literal)):
             raise RefusedDestination(reason)
+        if literal is None:
+            try:  # what getaddrinfo does with the name; it raises UnicodeError, not OSError
+                parts.hostname.encode("idna")
+            except UnicodeError:
+                raise RefusedDestination(
+                    "the host name is not valid (an empty label, or one over 63 characters)"
+                ) from None
         return parts
 
     def resolve(self, url: str) -> tuple[SplitResult, Address]:
@@ -102,7 +152,8 @@ class DestinationPolicy:
         addresses = [ipaddress.ip_address(info[4][0]) for info in found]
         if not addresses:
             raise RefusedDestination(f"the host {host!r} has no address")
+        named = None if _literal(host) else host
         for address in addresses:  # one refused address refuses the host
-            if reason := self.address_refusal(address):
+            if reason := self.address_refusal(address, named):
                 raise RefusedDestination(reason)
         return parts, addresses[0]

@@ -56,9 +56,17 @@ from limelight.tenant import Tenant
 log = logging.getLogger("limelight.alerts")
 
 TICK_SECONDS = 1.0
-# A lease outlasts a check: the query's limit, and three tries of each notification.
+# The shortest lease; a lease outlasts the checks claimed with it (``lease_for``).
 LEASE = timedelta(minutes=5)
+# Alerts claimed at once per thread: the last of them starts after the others' checks.
+CLAIMS_PER_THREAD = 4
+# Statements of a check, each within the query time limit: the lookup of the keys'
+# types, the aggregates, the series.
+CHECK_STATEMENTS = 3
 PURGE_EVERY_TICKS = 600
+# A check that failed on a fault of ours waits this long before it is tried again:
+# released as due at once, the same tick would claim it again, and again.
+RETRY_FAILED_CHECK = timedelta(minutes=1)
 # Groups a grouped query's check looks at: the top ones by the query's order.
 GROUPS_CHECKED = 1000
 
@@ -89,6 +97,7 @@ class Evaluator:
         self._clock = clock
         self.limits = RunLimits.from_settings(settings)
         self.notifier = notifier or Notifier(destination_policy(settings), smtp_settings(settings))
+        self.lease = lease_for(self.limits, self.notifier)
         self.owner = owner or f"evaluator-{new_id()}"
         self.console_url = settings.base_url
         self.threads = settings.alert_threads
@@ -141,7 +150,9 @@ class Evaluator:
         while not self._stop.is_set():
             now = self._clock()
             with self._meta.connection(immediate=True) as c:
-                claimed = repo.claim_due(c, self.owner, now, now + LEASE, 4 * self.threads)
+                claimed = repo.claim_due(
+                    c, self.owner, now, now + self.lease, CLAIMS_PER_THREAD * self.threads
+                )
             if not claimed:
                 return reports
             if self._pool is not None:
@@ -158,7 +169,7 @@ class Evaluator:
         except Exception:
             log.exception("checking alert %s failed", alert_id)
             with self._meta.connection(immediate=True) as c:
-                repo.release(c, alert_id, self.owner)
+                repo.release(c, alert_id, self.owner, self._clock() + RETRY_FAILED_CHECK)
             return None
 
     def _check(self, alert_id: str) -> CheckReport | None:
@@ -203,7 +214,7 @@ class Evaluator:
             if not sent or any(d.ok for d in sent):  # else tried again at the next check
                 changes |= {"last_notification": kind.value, "last_notified_at": started}
         with self._meta.connection(immediate=True) as c:
-            if not repo.record_check(c, check, self.owner, changes):
+            if not repo.record_check(c, check, self.owner, changes, alert.updated_at):
                 log.warning("alert %s: the lease ran out before its check was recorded", alert_id)
                 return None
         lag = (started - due).total_seconds()
@@ -244,6 +255,13 @@ class Evaluator:
                 repo.purge_checks(c, self._clock() - self.history)
         except Exception:
             log.exception("could not purge old alert checks")
+
+
+def lease_for(limits: RunLimits, notifier: Notifier) -> timedelta:
+    """A lease that outlasts every check claimed with it, each at its time limits: a
+    check whose lease ran out would be claimed, run and notified a second time."""
+    longest_check = CHECK_STATEMENTS * limits.max_run_seconds + notifier.longest_seconds()
+    return max(LEASE, timedelta(seconds=CLAIMS_PER_THREAD * longest_check))
 
 
 def next_due(due: datetime, frequency_s: int, now: datetime) -> datetime:

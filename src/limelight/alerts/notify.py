@@ -2,21 +2,28 @@
 
 Each destination gets up to 3 tries, 1 s then 2 s apart, when its server
 answers 5xx or 429 or cannot be reached; the outcome of each (status or error,
-tries) is kept with the check. A webhook carries ``X-Limelight-Signature:
-sha256=<HMAC-SHA256 of the body with the alert's webhook secret>`` and an
-``X-Limelight-Delivery`` id that stays the same across tries, so a receiver can
-drop a repeat. A test notification has the same shape as a real one.
+tries) is kept with the check. A try has 10 s in all, from the name's lookup to
+the answer's status (the body is not read): httpx's timeouts bound each read,
+and a server sending a byte every few seconds would hold a try forever. The
+destinations of a notification are sent to at once, so a check's notifications
+take at most ``longest_seconds`` however many destinations hang.
+
+A webhook carries ``X-Limelight-Signature: sha256=<HMAC-SHA256 of the body with
+the alert's webhook secret>`` and an ``X-Limelight-Delivery`` id that stays the
+same across tries, so a receiver can drop a repeat. A test notification has the
+same shape as a real one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import html
 import smtplib
 import ssl
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -28,6 +35,7 @@ import orjson
 
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
+from limelight.alerts.spec import as_written
 from limelight.ids import new_id
 
 TRIES = 3
@@ -36,6 +44,9 @@ TIMEOUT_SECONDS = 10.0
 USER_AGENT = "Limelight-Alerts"
 # Groups named in a Slack message or an email (the webhook carries them all).
 LISTED_GROUPS = 20
+# Host name lookups (blocking calls) of every notifier; a lookup past its try's
+# time finishes here without holding up the end of the notification.
+_LOOKUPS = ThreadPoolExecutor(16, thread_name_prefix="alert-dns")
 
 
 @dataclass(frozen=True)
@@ -69,7 +80,7 @@ class CheckFacts:
                 "from": self.from_ms,
                 "to": self.to_ms,
                 "calculation": self.calculation,
-                "threshold": {"operation": self.operation, "value": _as_sent(self.threshold)},
+                "threshold": {"operation": self.operation, "value": as_written(self.threshold)},
                 "values": self.values,
             },
         }
@@ -93,27 +104,32 @@ class CheckFacts:
         return out
 
 
-def _as_sent(number: float) -> float | int:
-    """500.0 as 500: the threshold as the alert's owner wrote it."""
-    return int(number) if number.is_integer() else number
-
-
 def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+def _slack_text(text: str) -> str:
+    """Text as Slack shows it, not as its markup: "<!channel>" from an event's value would
+    notify everyone, "<https://x|log in>" would be a disguised link. Slack asks for
+    exactly these three escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def slack_json(facts: CheckFacts) -> dict[str, Any]:
     colour = {"firing": "#d93025", "resolved": "#1e8e3e", "test": "#5f6368"}[facts.kind.value]
+    headline, condition = _slack_text(facts.headline()), _slack_text(facts.condition())
     return {
-        "text": f"{facts.headline()}: {facts.condition()}",
+        "text": f"{headline}: {condition}",
         "attachments": [
             {
                 "color": colour,
-                "title": facts.headline(),
+                "title": headline,
                 "title_link": facts.alert_url,
-                "text": f"{facts.condition()}\nState: {facts.previous_state} -> {facts.state}",
+                "text": _slack_text(
+                    f"{facts.condition()}\nState: {facts.previous_state} -> {facts.state}"
+                ),
                 "fields": [
-                    {"title": groups, "value": value, "short": True}
+                    {"title": _slack_text(groups), "value": _slack_text(value), "short": True}
                     for groups, value in facts.listed()
                 ],
                 "ts": facts.time_ms // 1000,
@@ -124,7 +140,8 @@ def slack_json(facts: CheckFacts) -> dict[str, Any]:
 
 def email_message(facts: CheckFacts, sender: str, recipients: Sequence[str]) -> EmailMessage:
     msg = EmailMessage()
-    msg["Subject"] = f"{facts.headline()}: {facts.condition()}"
+    # One line: a header may not hold a line break (an alert's name may).
+    msg["Subject"] = " ".join(f"{facts.headline()}: {facts.condition()}".split())
     msg["From"] = sender
     msg["To"] = ", ".join(recipients)
     when = datetime.fromtimestamp(facts.time_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -192,7 +209,7 @@ class Notifier:
         self,
         policy: DestinationPolicy,
         smtp: SmtpSettings,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         timeout: float = TIMEOUT_SECONDS,
     ) -> None:
         self.policy = policy
@@ -200,25 +217,36 @@ class Notifier:
         self._sleep = sleep
         self._timeout = timeout
 
+    def longest_seconds(self) -> float:
+        """The longest a ``send`` takes: every try at its timeout, and the backoff."""
+        return TRIES * self._timeout + sum(BACKOFF_SECONDS)
+
     def send(
         self, destinations: Sequence[dict[str, Any]], facts: CheckFacts, secret: str
     ) -> list[Delivery]:
-        out = []
+        """Notify every destination at once; the outcome of each, in their order."""
+        return asyncio.run(self.deliver(destinations, facts, secret))
+
+    async def deliver(
+        self, destinations: Sequence[dict[str, Any]], facts: CheckFacts, secret: str
+    ) -> list[Delivery]:
+        """``send`` on the running event loop."""
+        sending: list[Awaitable[Delivery]] = []
         for dest in destinations:
             if dest["type"] == "email":
-                out.append(self._email(list(dest["to"]), facts))
+                sending.append(self._email(list(dest["to"]), facts))
                 continue
             if dest["type"] == "slack":
                 body, headers = orjson.dumps(slack_json(facts)), {}
             else:
                 body = orjson.dumps(facts.webhook_json())
                 headers = {"X-Limelight-Signature": sign(secret, body)}
-            out.append(self._post(dest["type"], dest["url"], body, headers))
-        return out
+            sending.append(self._post(dest["type"], dest["url"], body, headers))
+        return list(await asyncio.gather(*sending))
 
     # -- HTTP -----------------------------------------------------------------------------
 
-    def _post(self, kind: str, url: str, body: bytes, headers: dict[str, str]) -> Delivery:
+    async def _post(self, kind: str, url: str, body: bytes, headers: dict[str, str]) -> Delivery:
         delivery = Delivery(kind, url)
         headers = {
             **headers,
@@ -229,10 +257,14 @@ class Notifier:
         for attempt in range(TRIES):
             delivery.tries = attempt + 1
             try:
-                status = self._post_once(url, body, headers)
+                async with asyncio.timeout(self._timeout):
+                    status = await self._post_once(url, body, headers)
             except RefusedDestination as exc:
                 delivery.error = str(exc)
                 return delivery  # not a passing fault: no retry
+            except TimeoutError:
+                delivery.status = None
+                delivery.error = f"the destination did not answer within {self._timeout:g} s"
             except httpx.HTTPError as exc:
                 delivery.status, delivery.error = None, f"{type(exc).__name__}: {exc}"[:300]
             else:
@@ -245,30 +277,42 @@ class Notifier:
                     return delivery
                 delivery.error = f"the destination answered {status}"
             if attempt < TRIES - 1:
-                self._sleep(BACKOFF_SECONDS[attempt])
+                await self._sleep(BACKOFF_SECONDS[attempt])
         return delivery
 
-    def _post_once(self, url: str, body: bytes, headers: dict[str, str]) -> int:
+    async def _post_once(self, url: str, body: bytes, headers: dict[str, str]) -> int:
         """POST to the address the policy checked, with the URL's own host for the Host
         header and for TLS (SNI and the certificate's name). No proxy from the
         environment (it would connect where the check did not look), no redirects."""
-        parts, address = self.policy.resolve(url)
+        lookup = asyncio.get_running_loop().run_in_executor(_LOOKUPS, self.policy.resolve, url)
+        parts, address = await lookup
         port = parts.port or (443 if parts.scheme == "https" else 80)
         ip = f"[{address}]" if address.version == 6 else str(address)
         pinned = urlunsplit((parts.scheme, f"{ip}:{port}", parts.path or "/", parts.query, ""))
-        extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
-        with httpx.Client(timeout=self._timeout, follow_redirects=False, trust_env=False) as c:
-            answer = c.post(
+        # The name as DNS and TLS know it (bücher.example as xn--bcher-kva.example):
+        # headers are ASCII. The policy checked that the name encodes.
+        host = (parts.hostname or "").encode("idna").decode("ascii")
+        authority = f"[{host}]" if ":" in host else host
+        if parts.port is not None:
+            authority += f":{parts.port}"
+        extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
+        async with httpx.AsyncClient(
+            timeout=self._timeout, follow_redirects=False, trust_env=False
+        ) as client:
+            request = client.build_request(
+                "POST",
                 pinned,
                 content=body,
-                headers={**headers, "Host": parts.netloc},
+                headers={**headers, "Host": authority},
                 extensions=extensions,
             )
+            answer = await client.send(request, stream=True)  # the status, not the body
+            await answer.aclose()
         return answer.status_code
 
     # -- email ----------------------------------------------------------------------------
 
-    def _email(self, recipients: list[str], facts: CheckFacts) -> Delivery:
+    async def _email(self, recipients: list[str], facts: CheckFacts) -> Delivery:
         delivery = Delivery("email", ", ".join(recipients))
         smtp = self.smtp
         if not smtp.host:
@@ -277,8 +321,8 @@ class Notifier:
         message = email_message(facts, smtp.sender, recipients)
         for attempt in range(TRIES):
             delivery.tries = attempt + 1
-            try:
-                self._smtp_send(message, recipients)
+            try:  # the operator's own SMTP server, with smtplib's timeout on each step
+                await asyncio.to_thread(self._smtp_send, message, recipients)
             except smtplib.SMTPResponseException as exc:
                 delivery.status, delivery.error = exc.smtp_code, f"SMTP {exc.smtp_code}"
                 if exc.smtp_code < 400 or exc.smtp_code >= 500:
@@ -289,7 +333,7 @@ class Notifier:
                 delivery.ok, delivery.status, delivery.error = True, 250, None
                 return delivery
             if attempt < TRIES - 1:
-                self._sleep(BACKOFF_SECONDS[attempt])
+                await self._sleep(BACKOFF_SECONDS[attempt])
         return delivery
 
     def _smtp_send(self, message: EmailMessage, recipients: list[str]) -> None:

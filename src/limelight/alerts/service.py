@@ -7,18 +7,26 @@ and cannot be deleted (the query repository's 403).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
 from limelight.alerts.notify import CheckFacts, Notifier, SmtpSettings
-from limelight.alerts.spec import AlertFields, format_duration, parse_duration, validate_alert
+from limelight.alerts.spec import (
+    AlertFields,
+    as_written,
+    format_duration,
+    parse_duration,
+    validate_alert,
+)
 from limelight.auth.secrets import SecretKind, new_secret
 from limelight.errors import BadRequest, NotFound
 from limelight.ids import new_id
 from limelight.query.calculations import value_name
 from limelight.query.spec import QueryFields, validate_fields
+from limelight.ratelimit import RateLimiter
 from limelight.settings import Settings
 from limelight.store.meta import alerts_repo as repo
 from limelight.store.meta import queries_repo
@@ -28,6 +36,9 @@ from limelight.store.meta.models import utcnow
 from limelight.tenant import Tenant
 
 MAX_CHECKS_LISTED = 1000
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# The last millisecond a datetime holds: a ``before`` past it is no bound at all.
+LATEST_MS = (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(milliseconds=1)
 REQUIRED = ("name", "query_id", "threshold")
 DEFAULT_FREQUENCY_S = 60
 
@@ -37,10 +48,6 @@ def iso_utc(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _number(value: float) -> float | int:
-    return int(value) if value.is_integer() else value
 
 
 def calculation_operators(fields: QueryFields) -> dict[str, str]:
@@ -59,7 +66,7 @@ def alert_document(alert: Alert) -> dict[str, Any]:
         "name": alert.name,
         "query_id": alert.query_id,
         "calculation": alert.calculation,
-        "threshold": {"operation": alert.threshold_op, "value": _number(alert.threshold_value)},
+        "threshold": {"operation": alert.threshold_op, "value": as_written(alert.threshold_value)},
         "frequency": format_duration(alert.frequency_s),
         "window": format_duration(alert.window_s or alert.frequency_s),
         "destinations": alert.destinations,
@@ -135,16 +142,33 @@ class AlertService:
         self.policy = destination_policy(settings)
         self.notifier = notifier or Notifier(self.policy, smtp_settings(settings))
         self._email_ready = bool(settings.smtp_host)
+        self._tests = RateLimiter(settings.alert_tests_per_minute, 60.0)
         self.console_url = settings.base_url
 
     def send_test(self, tenant: Tenant | None, alert_id: str) -> list[dict[str, Any]]:
         """Send a test notification (the shape of a real one) to every destination; the
         outcome of each. ``tenant`` None: any alert, for the operator."""
+        sent = self.notifier.send(*self._test_notification(tenant, alert_id))
+        return [d.to_json() for d in sent]
+
+    async def send_test_waiting(self, tenant: Tenant, alert_id: str) -> list[dict[str, Any]]:
+        """``send_test`` for the API: no thread is held while the destinations answer
+        (up to 3 x 10 s each); the server's threads serve every tenant's requests."""
+        test = await asyncio.to_thread(self._test_notification, tenant, alert_id)
+        return [d.to_json() for d in await self.notifier.deliver(*test)]
+
+    def _test_notification(
+        self, tenant: Tenant | None, alert_id: str
+    ) -> tuple[list[dict[str, Any]], CheckFacts, str]:
+        """What a test notification of the alert sends, where, signed with what. A
+        workspace sends ``alert_tests_per_minute`` at most (each can reach 20
+        destinations, or 1,000 email recipients through the operator's server)."""
         with self._meta.session() as s:
             if tenant is None:
                 alert = repo.find_alert(s, alert_id)
             else:
                 alert = repo.get_alert(s, tenant, alert_id)
+                self._tests.hit(tenant.workspace_id)
             s.expunge(alert)
         now = utcnow()
         to_ms = int(now.timestamp() * 1000)
@@ -157,8 +181,7 @@ class AlertService:
             values=[],
         )
         facts = notification_facts(alert, check, Notification.TEST, alert.state, self.console_url)
-        sent = self.notifier.send(alert.destinations, facts, alert.webhook_secret)
-        return [d.to_json() for d in sent]
+        return alert.destinations, facts, alert.webhook_secret
 
     def create(self, tenant: Tenant, body: object, author: str | None) -> dict[str, Any]:
         """The new alert's id and webhook secret (shown this once)."""
@@ -223,7 +246,9 @@ class AlertService:
     def checks(
         self, tenant: Tenant, alert_id: str, limit: int, before_ms: int | None
     ) -> list[dict[str, Any]]:
-        before = datetime.fromtimestamp(before_ms / 1000, UTC) if before_ms is not None else None
+        before = None
+        if before_ms is not None and before_ms <= LATEST_MS:
+            before = EPOCH + timedelta(milliseconds=before_ms)
         with self._meta.session() as s:
             found = repo.list_checks(s, tenant, alert_id, min(limit, MAX_CHECKS_LISTED), before)
             return [check_document(c) for c in found]

@@ -16,7 +16,15 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 import pydantic
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
 
 from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
 from limelight.errors import BadRequest
@@ -46,6 +54,28 @@ def format_duration(seconds: int) -> str:
         if seconds % _UNIT_SECONDS[unit] == 0:
             return f"{seconds // _UNIT_SECONDS[unit]}{unit}"
     return f"{seconds}s"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _no_nul(text: str) -> str:
+    """PostgreSQL's text cannot hold U+0000: refused here, not a database error."""
+    if "\x00" in text:
+        raise ValueError("must not contain the character U+0000")
+    return text
+
+
+def _one_line(text: str) -> str:
+    """A name is one line of text: it heads an email's subject, a Slack message and the
+    operator's terminal, where a line break or an escape sequence would do harm."""
+    if _CONTROL.search(text):
+        raise ValueError("must be one line, without control characters")
+    return text
+
+
+Text = Annotated[StrictStr, AfterValidator(_no_nul)]
+Line = Annotated[StrictStr, AfterValidator(_one_line)]
 
 
 class _Model(pydantic.BaseModel):
@@ -81,10 +111,10 @@ class AlertFields(_Model):
     """What a client may set. Every field is optional here: the service says which a
     creation needs."""
 
-    name: Annotated[StrictStr, Field(min_length=1, max_length=200)] | None = None
-    description: Annotated[StrictStr, Field(max_length=2000)] | None = None
-    query_id: StrictStr | None = None
-    calculation: Annotated[StrictStr, Field(min_length=1, max_length=256)] | None = None
+    name: Annotated[Line, Field(min_length=1, max_length=200)] | None = None
+    description: Annotated[Text, Field(max_length=2000)] | None = None
+    query_id: Line | None = None
+    calculation: Annotated[Line, Field(min_length=1, max_length=256)] | None = None
     threshold: Threshold | None = None
     frequency: StrictStr | None = None
     window: StrictStr | None = None
@@ -174,6 +204,13 @@ OPERATIONS: Mapping[str, Callable[[float, float], bool]] = {
     "=": operator.eq,
     "!=": operator.ne,
 }
+
+
+def as_written(number: float) -> float | int:
+    """500.0 as 500: a threshold as its owner wrote it. Only below 2**53, where a
+    double is that integer exactly; a larger one stays a double (as an integer it
+    could exceed the 64 bits a JSON encoder takes: 1e20)."""
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
 
 
 def threshold_crossed(operation: str, value: float, threshold: float) -> bool:

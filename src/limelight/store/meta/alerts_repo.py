@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, or_, select, update
+from sqlalchemy import Connection, case, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from limelight.errors import NotFound
@@ -35,6 +35,8 @@ def add_alert(s: Session, alert: Alert) -> Alert:
 
 def get_alert(s: Session, tenant: Tenant, alert_id: str) -> Alert:
     """An alert of the tenant's; another tenant's is as unknown as a missing one."""
+    if "\x00" in alert_id:  # no id holds one, and PostgreSQL refuses it in a statement
+        raise NotFound()
     alert = s.scalar(select(Alert).where(Alert.id == alert_id, *_tenant_filter(tenant)))
     if alert is None:
         raise NotFound()
@@ -43,7 +45,7 @@ def get_alert(s: Session, tenant: Tenant, alert_id: str) -> Alert:
 
 def find_alert(s: Session, alert_id: str) -> Alert:
     """Any tenant's alert: for the operator's command line only."""
-    alert = s.get(Alert, alert_id)
+    alert = None if "\x00" in alert_id else s.get(Alert, alert_id)
     if alert is None:
         raise NotFound(f"no alert {alert_id!r}")
     return alert
@@ -115,14 +117,28 @@ def leased_alert(s: Session, alert_id: str, owner: str) -> Alert | None:
 
 
 def record_check(
-    c: Connection | Session, check: AlertCheck, owner: str, alert_values: dict[str, Any]
+    c: Connection | Session,
+    check: AlertCheck,
+    owner: str,
+    alert_values: dict[str, Any],
+    read_version: datetime,
 ) -> bool:
     """Store a check and the alert's new state, and release the lease; False (and
-    nothing written) when ``owner`` no longer holds the lease."""
+    nothing written) when ``owner`` no longer holds the lease.
+
+    ``read_version``: the ``updated_at`` the check read. An alert changed since keeps
+    the ``next_check_at`` its change set (now), so its new definition is checked at
+    once rather than a frequency later."""
+    values = dict(alert_values)
+    if "next_check_at" in values:
+        unchanged = Alert.updated_at == read_version
+        values["next_check_at"] = case(
+            (unchanged, values["next_check_at"]), else_=Alert.next_check_at
+        )
     moved = c.execute(
         update(Alert)
         .where(Alert.id == check.alert_id, Alert.lease_owner == owner)
-        .values(**alert_values, lease_owner=None, lease_until=None)
+        .values(**values, lease_owner=None, lease_until=None)
     )
     if not getattr(moved, "rowcount", 0):
         return False
@@ -143,11 +159,12 @@ def record_check(
     return True
 
 
-def release(c: Connection | Session, alert_id: str, owner: str) -> None:
+def release(c: Connection | Session, alert_id: str, owner: str, next_check_at: datetime) -> None:
+    """Give up the lease without a check; the alert is due again at ``next_check_at``."""
     c.execute(
         update(Alert)
         .where(Alert.id == alert_id, Alert.lease_owner == owner)
-        .values(lease_owner=None, lease_until=None)
+        .values(lease_owner=None, lease_until=None, next_check_at=next_check_at)
     )
 
 
