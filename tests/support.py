@@ -175,6 +175,11 @@ def launch(
         "LIMELIGHT_DATA_DIR": str(data_dir),
         "LIMELIGHT_PORT": str(port),
         "LIMELIGHT_HOST": "127.0.0.1",
+        # Tests keep a client's connection across slow steps (a CLI call on a busy
+        # machine takes seconds): an idle connection closed under the client makes
+        # its next request fail with a reset, which is not what these tests are about.
+        "LIMELIGHT_KEEP_ALIVE_TIMEOUT": "120",
+        "LIMELIGHT_HEADER_TIMEOUT": "120",
         **(extra_env or {}),
     }
     server = LiveServer(data_dir=data_dir, port=port, env=env, serve_args=serve_args)
