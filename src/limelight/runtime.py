@@ -48,7 +48,7 @@ class Runtime:
             events,
             QueryRunService(settings, meta, events, counts),
             AlertService(settings, meta),
-            Evaluator(settings, meta, events),
+            Evaluator(settings, meta, events, counts=counts),
             FailedAuthThrottle(settings, counts=counts),
         )
 

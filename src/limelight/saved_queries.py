@@ -69,7 +69,7 @@ def update(
     patch = writable(data)
     # One write transaction, so two concurrent updates cannot lose each other's fields.
     with meta.session(immediate=True) as s:
-        query = repo.get_query(s, tenant, query_id)
+        query = repo.get_query(s, tenant, query_id, lock=True)
         fields = validate_fields(patch if replace else {**query.fields, **patch})
         check_query_change(s, tenant, query_id, fields)  # what its alerts watch stays
         merged = fields_to_json(fields)

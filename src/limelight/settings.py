@@ -126,6 +126,9 @@ class Settings(BaseSettings):
     )
     alert_threads: int = Field(2, ge=1, description="Alert checks run at once per evaluator.")
     alert_history_days: float = Field(30, gt=0, description="How long alert checks are kept.")
+    alert_notifications_per_minute: int = Field(
+        60, ge=1, description="Alert notifications a workspace may send a minute (per destination)."
+    )
     alert_tests_per_minute: int = Field(
         10, ge=1, description="Test notifications a workspace may send per minute."
     )

@@ -91,3 +91,16 @@ def test_a_crashed_evaluators_lease_runs_out(db: MetaDB, tmp_path: Path) -> None
         with db.connection(immediate=True) as c:
             later.append(alerts_repo.claim_due(c, "alive", moment, moment + LEASE, 10))
     assert later == [[], [alert_id]]
+
+
+def test_a_workspace_with_many_due_alerts_shares_each_round_with_the_others(
+    db: MetaDB, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path)
+    _, busy = _tenant_with_alerts(db, settings, 10)
+    _, [quiet] = _tenant_with_alerts(db, settings, 1)  # due after all of the busy ones
+    now = utcnow() + timedelta(seconds=1)
+    with db.connection(immediate=True) as c:
+        first = alerts_repo.claim_due(c, "e", now, now + LEASE, 4, per_workspace=2)
+    assert quiet in first
+    assert len(first) == 3 and len(set(first) & set(busy)) == 2

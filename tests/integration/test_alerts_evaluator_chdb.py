@@ -381,3 +381,59 @@ def test_an_alert_changed_during_its_check_is_checked_again_at_once(world: World
         ("ALARM", "firing"),
         ("OK", "resolved"),
     ]
+
+
+def test_a_workspace_sends_at_most_its_quota_of_notifications_a_minute(world: World) -> None:
+    quota = world.settings.model_copy(update={"alert_notifications_per_minute": 2})
+    evaluator = Evaluator(
+        quota,
+        world.meta,
+        world.store,
+        clock=lambda: world.clock[0],
+        notifier=world.evaluator.notifier,
+    )
+    world.send(_slow(world, "checkout", 900))
+    created = world.create(
+        destinations=[{"type": "webhook", "url": world.hooks.url(f"/q{i}")} for i in range(3)]
+    )
+    world.at(1)
+    evaluator.tick()
+    [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    outcomes = [
+        (n["target"].rsplit("/", 1)[-1], n["ok"], n["error"]) for n in check["notifications"]
+    ]
+    assert outcomes == [
+        ("q0", True, None),
+        ("q1", True, None),
+        ("q2", False, "not sent: the workspace sent more than 2 notifications in the last minute"),
+    ]
+    assert world.hooks.on("/q2") == []
+
+
+def test_a_checks_history_keeps_the_groups_in_alarm_first_and_at_most_a_hundred(
+    world: World,
+) -> None:
+    now = world.now_ms()
+    world.send(
+        [
+            {
+                "timestamp": now - 2000,
+                "service": f"svc-{i:03d}",
+                "duration": 900 if i % 50 == 7 else 10,
+            }
+            for i in range(150)
+        ]
+    )
+    created = world.create()
+    world.at(1)
+    world.evaluator.tick()
+    [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    assert check["values_omitted"] == 50 and len(check["values"]) == 100
+    assert [v["groups"]["service"] for v in check["values"][:3]] == [
+        "svc-007",
+        "svc-057",
+        "svc-107",
+    ]
+    assert not any(v["alarm"] for v in check["values"][3:])
+    # The notification named every group.
+    assert len(world.hooks.on("/hook")[0].json()["check"]["values"]) == 150

@@ -38,10 +38,11 @@ from limelight.alerts.service import (
     notification_facts,
     smtp_settings,
 )
-from limelight.errors import StoreError
+from limelight.errors import RateLimited, StoreError
 from limelight.ids import new_id
 from limelight.query.compile import Timeframe
 from limelight.query.spec import validate_fields
+from limelight.ratelimit import RateLimiter, WindowCounts
 from limelight.runs.execute import RunFailed, run_once
 from limelight.runs.limits import RunLimits, store_failure_message
 from limelight.settings import Settings
@@ -67,6 +68,8 @@ PURGE_EVERY_TICKS = 600
 # A check that failed on a fault of ours waits this long before it is tried again:
 # released as due at once, the same tick would claim it again, and again.
 RETRY_FAILED_CHECK = timedelta(minutes=1)
+# Groups of one check kept in its history (those in alarm first).
+KEPT_VALUES = 100
 # Groups a grouped query's check looks at: the top ones by the query's order.
 GROUPS_CHECKED = 1000
 
@@ -91,8 +94,14 @@ class Evaluator:
         clock: Callable[[], datetime] = utcnow,
         notifier: Notifier | None = None,
         owner: str | None = None,
+        counts: WindowCounts | None = None,
     ) -> None:
         self._meta = meta
+        # Notifications a workspace may send a minute (each destination counts once): an
+        # alert flapping every minute must not make the operator's mail server a relay.
+        self._quota = RateLimiter(
+            settings.alert_notifications_per_minute, 60, counts=counts, name="notifications"
+        )
         self._events = events
         self._clock = clock
         self.limits = RunLimits.from_settings(settings)
@@ -213,6 +222,11 @@ class Evaluator:
             check.notifications = [d.to_json() for d in sent]
             if not sent or any(d.ok for d in sent):  # else tried again at the next check
                 changes |= {"last_notification": kind.value, "last_notified_at": started}
+        # The history keeps the groups in alarm first, at most KEPT_VALUES of them (a
+        # notification names every group): checks every minute for 30 days add up.
+        kept = sorted(check.values, key=lambda v: not v.get("alarm"))[:KEPT_VALUES]
+        check.values_omitted = len(check.values) - len(kept)
+        check.values = kept
         with self._meta.connection(immediate=True) as c:
             if not repo.record_check(c, check, self.owner, changes, alert.updated_at):
                 log.warning("alert %s: the lease ran out before its check was recorded", alert_id)
@@ -246,8 +260,27 @@ class Evaluator:
     def notify(
         self, alert: Alert, check: AlertCheck, kind: Notification, previous: str
     ) -> list[Delivery]:
+        """Send to every destination within the workspace's quota; the others are recorded
+        as not sent, saying why."""
         facts = notification_facts(alert, check, kind, previous, self.console_url)
-        return self.notifier.send(alert.destinations, facts, alert.webhook_secret)
+        allowed, over = [], []
+        for destination in alert.destinations:
+            try:
+                self._quota.hit(alert.workspace_id)
+                allowed.append(destination)
+            except RateLimited:
+                over.append(destination)
+        sent = self.notifier.send(allowed, facts, alert.webhook_secret) if allowed else []
+        refused = [
+            Delivery(
+                d["type"],
+                d.get("url") or ", ".join(d.get("to", [])),
+                error=f"not sent: the workspace sent more than {self._quota.limit}"
+                " notifications in the last minute",
+            )
+            for d in over
+        ]
+        return sent + refused
 
     def _purge(self) -> None:
         try:

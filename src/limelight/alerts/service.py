@@ -95,6 +95,8 @@ def check_document(check: AlertCheck) -> dict[str, Any]:
         "values": check.values,
         "notifications": check.notifications,
     }
+    if check.values_omitted:
+        doc["values_omitted"] = check.values_omitted
     if check.error is not None:
         doc["error"] = check.error
     return doc
@@ -317,7 +319,7 @@ class AlertService:
 
     def _calculations_of(self, s: Any, tenant: Tenant, query_id: str) -> list[str]:
         try:
-            query = queries_repo.get_query(s, tenant, query_id)
+            query = queries_repo.get_query(s, tenant, query_id, lock=True)
         except NotFound:
             raise BadRequest(
                 message="Invalid alert",

@@ -84,5 +84,6 @@ class AlertCheck(Base):
     state: Mapped[str] = mapped_column(String(16))
     previous_state: Mapped[str] = mapped_column(String(16))
     values: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    values_omitted: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     notifications: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, case, delete, or_, select, update
+from sqlalchemy import Connection, case, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from limelight.errors import NotFound
@@ -91,20 +91,41 @@ def list_checks(
 
 
 def claim_due(
-    c: Connection, owner: str, now: datetime, lease_until: datetime, limit: int
+    c: Connection,
+    owner: str,
+    now: datetime,
+    lease_until: datetime,
+    limit: int,
+    per_workspace: int = 2,
 ) -> list[str]:
-    """Take the lease of up to ``limit`` due alerts (oldest due first); their ids."""
+    """Take the lease of up to ``limit`` due alerts, at most ``per_workspace`` of one
+    workspace (a workspace with many slow alerts gets its turn with the others, not
+    the whole round), oldest due first; their ids.
+
+    The update re-checks that each alert is still free, so of two evaluators claiming
+    at once only one gets an alert: SQLite runs the statement under its write lock,
+    and PostgreSQL makes the second wait for the first's row and see its lease.
+    """
     free = or_(Alert.lease_until.is_(None), Alert.lease_until < now)
+    turn = (
+        func.row_number()
+        .over(partition_by=Alert.workspace_id, order_by=(Alert.next_check_at, Alert.id))
+        .label("turn")
+    )
     due = (
-        select(Alert.id)
+        select(Alert.id, Alert.next_check_at, turn)
         .where(Alert.enabled.is_(True), Alert.next_check_at <= now, free)
-        .order_by(Alert.next_check_at, Alert.id)
+        .subquery()
+    )
+    chosen = (
+        select(due.c.id)
+        .where(due.c.turn <= per_workspace)
+        .order_by(due.c.turn, due.c.next_check_at, due.c.id)
         .limit(limit)
-        .with_for_update(skip_locked=True)
     )
     claimed = c.execute(
         update(Alert)
-        .where(Alert.id.in_(due.scalar_subquery()), free)
+        .where(Alert.id.in_(chosen.scalar_subquery()), free)
         .values(lease_owner=owner, lease_until=lease_until)
         .returning(Alert.id)
     )
@@ -152,6 +173,7 @@ def record_check(
             state=check.state,
             previous_state=check.previous_state,
             values=check.values,
+            values_omitted=check.values_omitted or 0,
             error=check.error,
             notifications=check.notifications,
         )

@@ -54,22 +54,28 @@ def create_query(
 Owned = TypeVar("Owned", SavedQuery, QueryRun)
 
 
-def _owned(s: Session, model: type[Owned], tenant: Tenant, row_id: str) -> Owned:
-    """A row of the tenant's; another tenant's row is as unknown as a missing one."""
-    row = s.scalar(
-        select(model).where(
-            model.id == row_id,
-            model.workspace_id == tenant.workspace_id,
-            model.environment_id == tenant.environment_id,
-        )
+def _owned(
+    s: Session, model: type[Owned], tenant: Tenant, row_id: str, lock: bool = False
+) -> Owned:
+    """A row of the tenant's; another tenant's row is as unknown as a missing one.
+
+    ``lock``: held until the transaction ends (PostgreSQL; SQLite's write
+    transactions already run one at a time)."""
+    q = select(model).where(
+        model.id == row_id,
+        model.workspace_id == tenant.workspace_id,
+        model.environment_id == tenant.environment_id,
     )
+    row = s.scalar(q.with_for_update() if lock else q)
     if row is None:
         raise NotFound()
     return row
 
 
-def get_query(s: Session, tenant: Tenant, query_id: str) -> SavedQuery:
-    return _owned(s, SavedQuery, tenant, query_id)
+def get_query(s: Session, tenant: Tenant, query_id: str, lock: bool = False) -> SavedQuery:
+    """``lock``: for a change that depends on the query as read (an alert on its
+    calculations, a change of them), so that two such changes run one after the other."""
+    return _owned(s, SavedQuery, tenant, query_id, lock)
 
 
 def list_queries(s: Session, tenant: Tenant) -> list[SavedQuery]:

@@ -60,6 +60,7 @@ def upgrade() -> None:
         sa.Column("state", sa.String(16), nullable=False),
         sa.Column("previous_state", sa.String(16), nullable=False),
         sa.Column("values", sa.JSON, nullable=False),
+        sa.Column("values_omitted", sa.Integer, nullable=False, server_default="0"),
         sa.Column("error", sa.Text, nullable=True),
         sa.Column("notifications", sa.JSON, nullable=False),
         sa.UniqueConstraint("alert_id", "to_ms"),
