@@ -60,7 +60,17 @@ class Settings(BaseSettings):
         "http://default:@127.0.0.1:8123/limelight",
         description="ClickHouse server URL when events_backend=clickhouse.",
     )
-    clickhouse_database: str = Field("limelight", description="ClickHouse database for events.")
+    clickhouse_database: str = Field(
+        "limelight",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="ClickHouse database for events.",
+    )
+    clickhouse_cluster: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="A ClickHouse cluster's name: the events tables become Replicated on every"
+        " shard, with Distributed tables over them (ON CLUSTER).",
+    )
     redis_url: str | None = Field(
         None,
         description="Redis for the counts API processes share (rate limits); default: the"

@@ -64,12 +64,16 @@ class Scope:
         """The run's limits, and what the statements need of the engine."""
         options = self.options
         # Dynamic (mixed-type) JSON values are allowed as group and sort keys: grouping by
-        # the stored value keeps 5 and "5" apart, which is what the user sent.
+        # the stored value keeps 5 and "5" apart, which is what the user sent. On a
+        # cluster (Distributed tables) a subquery in IN runs on each shard over its own
+        # events ('local'): each shard's newest times hold the page's, and nothing moves
+        # between shards; one server ignores the setting.
         return (
             f" SETTINGS max_execution_time = {float(options.max_execution_s):g},"
             f" max_result_bytes = {int(options.max_result_bytes):d},"
             " result_overflow_mode = 'throw',"
             f" max_memory_usage = {int(options.max_memory_bytes):d},"
             " allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1,"
-            " output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0"
+            " output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0,"
+            " distributed_product_mode = 'local'"
         )

@@ -39,7 +39,7 @@ from limelight.store.events.base import (
     engine_error,
     settings_clause,
 )
-from limelight.store.events.ddl import apply_ddl
+from limelight.store.events.ddl import DdlTarget, apply_ddl
 from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.store")
@@ -184,7 +184,7 @@ class ChdbEventStore:
 
     def migrate(self) -> None:
         """Apply the DDL files newer than the recorded version."""
-        apply_ddl(self._database, lambda sql: self._run(self._reads, sql, "CSV", _text))
+        apply_ddl(DdlTarget(self._database), lambda sql: self._run(self._reads, sql, "CSV", _text))
 
     def close(self) -> None:
         with self._lock:

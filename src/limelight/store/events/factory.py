@@ -11,7 +11,9 @@ def open_event_store(settings: Settings) -> EventStore:
     if settings.events_backend == "clickhouse":
         from limelight.store.events.server_store import ServerEventStore
 
-        return ServerEventStore(settings.clickhouse_url, settings.clickhouse_database)
+        return ServerEventStore(
+            settings.clickhouse_url, settings.clickhouse_database, settings.clickhouse_cluster
+        )
     from limelight.store.events.chdb_store import ChdbEventStore
 
     return ChdbEventStore(settings.data_dir / "chdb", settings.clickhouse_database)

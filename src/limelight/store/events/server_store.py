@@ -26,14 +26,23 @@ from limelight.store.events.base import (
     encode_rows,
     engine_error,
 )
-from limelight.store.events.ddl import apply_ddl
+from limelight.store.events.ddl import DdlTarget, apply_ddl
 from limelight.tenant import Tenant
 
 
 class ServerEventStore:
-    def __init__(self, url: str, database: str = "limelight") -> None:
+    def __init__(self, url: str, database: str = "limelight", cluster: str | None = None) -> None:
         self._url = url
         self._database = database
+        self._target = DdlTarget(database, cluster)
+        # On a cluster an insert goes to the Distributed table: acknowledged only once
+        # the shards have written it, as on one server.
+        self._insert_settings: dict[str, int] = {
+            "async_insert": 1,
+            "wait_for_async_insert": 1,
+            **JSON_PARSE_SETTINGS,
+            **({"distributed_foreground_insert": 1} if cluster else {}),
+        }
         self._client: Any = None
 
     @property
@@ -53,7 +62,7 @@ class ServerEventStore:
             )
         except Exception as exc:
             raise StoreError(f"cannot reach ClickHouse at the configured URL: {exc}") from exc
-        apply_ddl(self._database, self._text)
+        apply_ddl(self._target, self._text)
 
     def _text(self, sql: str) -> str:
         """A statement's answer as text (the DDL's version query reads a number)."""
@@ -79,7 +88,7 @@ class ServerEventStore:
                 fmt="TabSeparated",
                 # Server-side batching of many small requests; wait so that an
                 # acknowledged request is on disk.
-                settings={"async_insert": 1, "wait_for_async_insert": 1, **JSON_PARSE_SETTINGS},
+                settings=self._insert_settings,
             )
         except Exception as exc:
             raise engine_error(exc) from exc

@@ -3,7 +3,7 @@
 -- event exactly as accepted, because the JSON column does not round-trip
 -- (dotted keys come back nested, nulls and empty objects are dropped);
 -- `data` is the same event parsed by ClickHouse, for fast path access.
-CREATE TABLE IF NOT EXISTS {db}.events
+CREATE TABLE IF NOT EXISTS {db}.events{local}{on_cluster}
 (
     workspace_id   LowCardinality(String),
     environment_id LowCardinality(String),
@@ -15,6 +15,11 @@ CREATE TABLE IF NOT EXISTS {db}.events
     raw            String CODEC(ZSTD(1)),
     data           JSON(max_dynamic_paths = 256) MATERIALIZED raw::JSON
 )
-ENGINE = MergeTree
+ENGINE = {replicated}MergeTree
 PARTITION BY toDate(timestamp)
 ORDER BY (workspace_id, environment_id, dataset, timestamp)
+;
+-- cluster only: the table every query reads and every insert writes, over the
+-- shards' events_local; events spread over the shards at random.
+CREATE TABLE IF NOT EXISTS {db}.events{on_cluster} AS {db}.events_local
+ENGINE = Distributed({cluster}, {db}, events_local, rand())
