@@ -7,7 +7,6 @@ be deleted (403 naming it).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from limelight.alerts.service import check_query_change
@@ -16,16 +15,12 @@ from limelight.store.meta import queries_repo as repo
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.queries_models import SavedQuery
 from limelight.tenant import Tenant
+from limelight.times import iso_utc
 
 # Set by the service; ignored when a client sends them.
 SERVICE_FIELDS = ("id", "created_at", "updated_at", "author")
 # The author of a query saved without one, by a key that had no owner (migration 0004).
 UNKNOWN_AUTHOR = "unknown"
-
-
-def iso_utc(moment: datetime) -> str:
-    """ISO 8601 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def query_document(query: SavedQuery) -> dict[str, Any]:

@@ -1,18 +1,37 @@
-"""Pydantic's validation errors as the API's ``errors`` list: one entry per field.
+"""Validation errors as the API's ``errors`` list: one entry per field.
 
-Every HTTP surface answers a bad body with ``{"errors": [{"field", "message"}]}``,
-the field written as a path (``destinations[0].url``); this is where that list
-is made from pydantic's errors.
+Every HTTP surface answers a bad body, query string or address with
+``{"errors": [{"field", "message"}]}``, the field written as a path
+(``destinations[0].url``); this is the one place that list is made, from
+pydantic's errors or FastAPI's (which are pydantic's with the request part first).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import pydantic
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 # pydantic's labels of union branches and tagged types, which are no part of a path.
-_BRANCH_LABELS = frozenset({"str", "int", "float", "bool", "list", "dict", "function-after"})
+_BRANCH_LABELS = frozenset(
+    {
+        "str",
+        "int",
+        "float",
+        "bool",
+        "none",
+        "list",
+        "dict",
+        "function-after",
+        "constrained-int",
+        "constrained-float",
+    }
+)
+
+
+class HasErrors(Protocol):
+    """pydantic's ValidationError and FastAPI's RequestValidationError alike."""
+
+    def errors(self) -> Sequence[Any]: ...
 
 
 def field_path(loc: tuple[int | str, ...], prefix: str = "") -> str:
@@ -27,28 +46,37 @@ def field_path(loc: tuple[int | str, ...], prefix: str = "") -> str:
     return out
 
 
+def _hint(names: list[str], hints: Mapping[str, str]) -> str | None:
+    # "filters.value" names a field of a list's items; "type" any field so named.
+    if len(names) >= 2 and (hint := hints.get(".".join(names[-2:]))):
+        return hint
+    return hints.get(names[-1]) if names else None
+
+
 def field_errors(
-    exc: pydantic.ValidationError,
+    exc: HasErrors,
     *,
     prefix: str = "",
     hints: Mapping[str, str] | None = None,
     root: str = "body",
+    skip: int = 0,
 ) -> list[dict[str, str]]:
     """One ``{field, message}`` per field (a union reports each branch: the first wins).
 
-    ``hints`` replace pydantic's message for a field of that name with a sentence
-    saying what is allowed.
+    ``hints`` replace pydantic's message for a field of that name (or of that
+    ``list.name``) with a sentence saying what is allowed; ``skip`` drops the first
+    parts of each location (FastAPI's "body", "query", "path").
     """
     errors: dict[str, str] = {}
     for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
+        loc = tuple(p for p in tuple(err.get("loc", ()))[skip:] if isinstance(p, int | str))
         field = field_path(loc, prefix)
-        name = next((p for p in reversed(loc) if isinstance(p, str)), "")
-        if err["type"] == "extra_forbidden":
+        names = [p for p in loc if isinstance(p, str) and p not in _BRANCH_LABELS]
+        if err.get("type") == "extra_forbidden":
             message = "unknown field"
-        elif hints and name in hints:
-            message = f"invalid value; {hints[name]}"
+        elif hints and (hint := _hint(names, hints)):
+            message = hint
         else:
-            message = str(err["msg"]).removeprefix("Value error, ")
+            message = str(err.get("msg", "not valid")).removeprefix("Value error, ")
         errors.setdefault(field or root, message)
     return [{"field": f, "message": m} for f, m in errors.items()]

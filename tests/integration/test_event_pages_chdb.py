@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from limelight.ingest.batch import dumps
+from limelight.event_json import dumps_exact
 from limelight.ingest.service import Origin, build_rows
 from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.spec import validate_fields
@@ -147,9 +147,8 @@ def test_the_last_hour_is_read_first_and_alone_when_it_holds_the_page(
 def test_a_page_keeps_integers_beyond_64_bits_exact(store: Any, beside: ThreadPoolExecutor) -> None:
     tenant = Tenant("ws_pages", "env_big")
     event = {"timestamp": T, "id": 2**70, "user": {"n": -(2**63) - 5}, "small": 1}
-    rows = build_rows(
-        Origin(tenant, "big"), [(event, dumps(event, True))], may_hold_secrets=False, exact=True
-    )
+    raw = dumps_exact(event, True)
+    rows = build_rows(Origin(tenant, "big"), [(event, raw)], may_hold_secrets=False, exact=True)
     store.insert(tenant, rows)
     for query, want in [
         ({}, {**event, "_id": rows[0].id}),

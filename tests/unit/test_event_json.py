@@ -8,8 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from limelight.event_json import event_json, to_event
-from limelight.ingest.batch import dumps
+from limelight.event_json import dumps_exact, event_json, to_event
 
 SYSTEM = {
     "_timestamp": 1_700_000_000_000,
@@ -22,7 +21,7 @@ SYSTEM = {
 
 def _row(event: Any, exact: bool = False) -> dict[str, Any]:
     # Stored as the ingest stores it.
-    return {"raw": dumps(event, exact).decode(), **SYSTEM}
+    return {"raw": dumps_exact(event, exact).decode(), **SYSTEM}
 
 
 def _read(fragment: orjson.Fragment) -> Any:

@@ -34,6 +34,7 @@ from limelight.store.meta.alerts_models import Alert, AlertCheck
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.tenant import Tenant
+from limelight.times import iso_utc
 
 MAX_CHECKS_LISTED = 1000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -41,13 +42,6 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST_MS = (datetime.max.replace(tzinfo=UTC) - EPOCH) // timedelta(milliseconds=1)
 REQUIRED = ("name", "query_id", "threshold")
 DEFAULT_FREQUENCY_S = 60
-
-
-def iso_utc(moment: datetime | None) -> str | None:
-    """ISO 8601 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z."""
-    if moment is None:
-        return None
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def calculation_operators(fields: QueryFields) -> dict[str, str]:

@@ -124,8 +124,8 @@ class AlertFields(_Model):
 
 
 _HINTS = {
-    "operation": "one of >, >=, <, <=, =, !=",
-    "type": "webhook, slack or email",
+    "operation": "invalid value; one of >, >=, <, <=, =, !=",
+    "type": "invalid value; webhook, slack or email",
 }
 
 # Set by the service; ignored when a client sends them.

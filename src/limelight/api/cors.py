@@ -9,13 +9,14 @@ ALLOW_HEADERS = "x-api-key, x-service, x-namespace, x-dataset, content-type, con
 CORS_HEADERS = {"Access-Control-Allow-Origin": "*", "Vary": "Origin"}
 
 
-def preflight() -> Response:
+def preflight(*extra_headers: str) -> Response:
+    """The answer to a browser's OPTIONS: any origin may POST with these headers."""
     return Response(
         status_code=204,
         headers={
             **CORS_HEADERS,
             "Access-Control-Allow-Methods": "POST, OPTIONS",
-            "Access-Control-Allow-Headers": ALLOW_HEADERS,
+            "Access-Control-Allow-Headers": ", ".join((ALLOW_HEADERS, *extra_headers)),
             "Access-Control-Max-Age": "86400",
         },
     )

@@ -24,7 +24,7 @@ from limelight.web.problems import (
     internal_error,
     json_response,
 )
-from limelight.web.request import runtime_of
+from limelight.web.request import EVERY_METHOD, runtime_of
 
 ACCEPTED = {"message": "Request Accepted"}
 
@@ -92,13 +92,10 @@ async def events_endpoint(request: Request) -> Response:
     return json_response(ACCEPTED, 202, CORS_HEADERS)
 
 
-ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-
 def create_events_app(runtime: Runtime) -> FastAPI:
     """The Events API as its own app: mounted at /events, or served alone at /."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
     install_error_handlers(app)
-    app.router.routes.append(Route("/{path:path}", events_endpoint, methods=ALL_METHODS))
+    app.router.routes.append(Route("/{path:path}", events_endpoint, methods=EVERY_METHOD))
     return app

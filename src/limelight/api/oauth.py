@@ -19,10 +19,9 @@ from limelight.errors import PayloadTooLarge, RequestTimeout
 from limelight.runtime import Runtime
 from limelight.web.body import read_body
 from limelight.web.problems import json_response
-from limelight.web.request import client_ip
+from limelight.web.request import EVERY_METHOD, client_ip
 
 router = APIRouter(include_in_schema=False)
-ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def server_of(request: Request) -> OAuthServer:
@@ -67,17 +66,17 @@ async def answer_post(request: Request, handle: Callable[[HttpInput], OAuthRespo
     return to_response(await run_in_threadpool(handle, data))
 
 
-@router.api_route("/oauth/token", methods=ANY_METHOD)
+@router.api_route("/oauth/token", methods=EVERY_METHOD)
 async def token(request: Request) -> Response:
     return await answer_post(request, server_of(request).token)
 
 
-@router.api_route("/oauth/revoke", methods=ANY_METHOD)
+@router.api_route("/oauth/revoke", methods=EVERY_METHOD)
 async def revoke(request: Request) -> Response:
     return await answer_post(request, server_of(request).revoke)
 
 
-@router.api_route("/oauth/environments", methods=ANY_METHOD)
+@router.api_route("/oauth/environments", methods=EVERY_METHOD)
 async def environments(request: Request) -> Response:
     if request.method != "GET":
         return wrong_method("GET")

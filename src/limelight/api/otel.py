@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from limelight.api.cors import ALLOW_HEADERS, CORS_HEADERS
+from limelight.api.cors import CORS_HEADERS, preflight
 from limelight.api.deps import api_key, ingest_limits
 from limelight.errors import (
     ExposedError,
@@ -34,7 +34,7 @@ from limelight.ingest.service import Origin, check_dataset
 from limelight.runtime import Runtime
 from limelight.web.body import read_body
 from limelight.web.problems import error_body, install_error_handlers, json_response
-from limelight.web.request import runtime_of
+from limelight.web.request import EVERY_METHOD, runtime_of
 
 DATASET_HEADERS = ("x-dataset", "x-baselime-dataset")
 RETRY_AFTER_SECONDS = 1
@@ -95,18 +95,6 @@ def otlp_error(exc: ExposedError, encoding: Encoding | None) -> Response:
     return json_response({**error_body(exc), "code": code}, exc.status, headers)
 
 
-def preflight() -> Response:
-    return Response(
-        status_code=204,
-        headers={
-            **CORS_HEADERS,
-            "Access-Control-Allow-Methods": "POST, OPTIONS",
-            "Access-Control-Allow-Headers": f"{ALLOW_HEADERS}, x-baselime-dataset",
-            "Access-Control-Max-Age": "86400",
-        },
-    )
-
-
 def _dataset(request: Request, default: str) -> str:
     for name in DATASET_HEADERS:
         value = request.headers.get(name, "").strip()
@@ -147,15 +135,12 @@ async def _export(request: Request, encoding: Encoding | None) -> Response:
 
 async def otlp_endpoint(request: Request) -> Response:
     if request.method == "OPTIONS":
-        return preflight()
+        return preflight("x-baselime-dataset")
     encoding = encoding_of(request.headers.get("content-type"))
     try:
         return await _export(request, encoding)
     except ExposedError as exc:
         return otlp_error(exc, encoding)
-
-
-ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def create_otel_app(runtime: Runtime) -> FastAPI:
@@ -167,5 +152,5 @@ def create_otel_app(runtime: Runtime) -> FastAPI:
         settings.otel_max_in_flight, settings.otel_max_in_flight_per_workspace
     )
     install_error_handlers(app)
-    app.router.routes.append(Route("/{path:path}", otlp_endpoint, methods=ALL_METHODS))
+    app.router.routes.append(Route("/{path:path}", otlp_endpoint, methods=EVERY_METHOD))
     return app

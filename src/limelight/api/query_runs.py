@@ -28,6 +28,7 @@ from limelight.runs import RunRequest, RunStatus, RunView
 from limelight.runs.waiting import current, settled
 from limelight.runtime import Runtime
 from limelight.store.meta import queries_repo as repo
+from limelight.validation import field_errors
 from limelight.web.body import read_body
 from limelight.web.request import runtime_of
 
@@ -59,14 +60,7 @@ def _parse(body: bytes) -> RunBody:
     try:
         return RunBody.model_validate_json(body or b"{}")
     except pydantic.ValidationError as exc:
-        errors = [
-            {
-                "field": ".".join(str(p) for p in e["loc"]) or "body",
-                "message": "unknown field" if e["type"] == "extra_forbidden" else e["msg"],
-            }
-            for e in exc.errors()
-        ]
-        raise BadRequest(message="Invalid query run", errors=errors) from None
+        raise BadRequest(message="Invalid query run", errors=field_errors(exc)) from None
 
 
 def _inline_fields(query: dict[str, Any]) -> QueryFields:

@@ -22,6 +22,7 @@ from starlette.responses import Response
 from limelight.console.render import error_page
 from limelight.console.session import LoginRequired, login_redirect
 from limelight.errors import BadRequest, ExposedError
+from limelight.validation import field_errors
 from limelight.web.problems import error_body, json_response
 
 log = logging.getLogger("limelight.console")
@@ -44,10 +45,7 @@ def problem(request: Request, exc: ExposedError) -> Response:
 
 
 def invalid_address(exc: RequestValidationError) -> BadRequest:
-    errors = [
-        {"field": ".".join(str(p) for p in e.get("loc", ())[1:]), "message": e.get("msg")}
-        for e in exc.errors()
-    ]
+    errors = field_errors(exc, skip=1, root="address")
     return BadRequest("the address holds a value that is not valid", errors=errors)
 
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from starlette.concurrency import run_in_threadpool
 
 from limelight.console.timeframe import Window
-from limelight.event_json import has_big_integer
+from limelight.event_json import loads_exact
 from limelight.query.spec import QueryFields
 from limelight.runs import RunRequest, RunStatus, RunView
 from limelight.runs.waiting import settled
@@ -44,7 +42,7 @@ class Outcome:
 
 def loads(payload: bytes) -> Any:
     """A run's JSON, integers beyond 64 bits kept exact (orjson would make them floats)."""
-    return json.loads(payload) if has_big_integer(payload) else orjson.loads(payload)
+    return loads_exact(payload)[0]
 
 
 async def start(

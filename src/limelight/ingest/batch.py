@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from limelight.errors import BadRequest
-from limelight.event_json import has_big_integer
+from limelight.event_json import dumps_exact, loads_exact
 from limelight.ingest.nesting import (
     MAX_EVENT_DEPTH,
     array_elements,
@@ -22,39 +21,19 @@ __all__ = [
     "IngestLimits",
     "ParsedBatch",
     "ValidEvent",
-    "dumps",
-    "has_big_integer",
     "loads",
     "parse_batch",
 ]
 
 
 def loads(body: bytes) -> tuple[Any, bool]:
-    """Parse JSON; the flag says whether the exact (stdlib) path was needed.
-
-    orjson parses first in every case: it is the judge of valid JSON (no NaN,
-    no infinity, no unpaired surrogates, UTF-8 only) so both paths accept the
-    same bodies.
-    """
+    """Parse a body; the flag says whether the exact (stdlib) path was needed."""
     try:
-        doc = orjson.loads(body)
+        return loads_exact(body)
     except orjson.JSONDecodeError as exc:
         raise BadRequest("the body is not valid JSON") from exc
-    if not has_big_integer(body):
-        return doc, False
-    try:
-        return json.loads(body), True
     except RecursionError:  # nested deeper than the standard library reads (orjson: 1,024)
         raise BadRequest("the body nests deeper than the parser reads") from None
-
-
-def dumps(value: Any, exact: bool) -> bytes:
-    if exact:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-    # orjson's result keeps its whole output buffer (about 4KB) however small
-    # the JSON: a batch of tiny events would hold ~1,000x its size in memory.
-    # A right-sized copy costs less than that over-allocation (measured faster).
-    return memoryview(orjson.dumps(value)).tobytes()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +90,7 @@ def parse_batch(body: bytes, limits: IngestLimits) -> ParsedBatch:
             batch.reject(_listed(index, "the event is not a JSON object", element, exact), limits)
             continue
         try:
-            raw = dumps(element, exact)
+            raw = dumps_exact(element, exact)
         except (TypeError, RecursionError):  # orjson's JSONEncodeError is a TypeError
             raw = None  # deeper than the serialiser writes
         if raw is None or (
@@ -174,5 +153,5 @@ def _listed(index: int, reason: str, element: Any, exact: bool) -> dict[str, Any
     entry: dict[str, Any] = {"index": index, "reason": reason}
     # Left out when nested deeper than the serialiser writes (orjson's error is a TypeError).
     with contextlib.suppress(TypeError, RecursionError):
-        entry["event"] = orjson.Fragment(dumps(element, exact))
+        entry["event"] = orjson.Fragment(dumps_exact(element, exact))
     return entry

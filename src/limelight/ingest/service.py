@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from limelight.errors import BadRequest
+from limelight.event_json import dumps_exact
 from limelight.ids import new_id
-from limelight.ingest.batch import IngestLimits, dumps, parse_batch
+from limelight.ingest.batch import IngestLimits, parse_batch
 from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_name
 from limelight.ingest.redact import may_hold_secrets, redact
 from limelight.store.events.base import EventRow, EventStore
@@ -52,7 +53,7 @@ def build_rows(
     rows = []
     for i, (event, raw) in enumerate(events):
         if may_hold_secrets and origin.redact_secrets and redact(event):
-            raw = dumps(event, exact)
+            raw = dumps_exact(event, exact)
         rows.append(
             EventRow(
                 dataset=origin.dataset,

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from limelight.event_json import SYSTEM_FIELDS, encode, event_json, parsed_event
+from limelight.event_json import SYSTEM_FIELDS, dumps_exact, event_json, parsed_event
 from limelight.query.plans import CalculationsPlan, EventsPlan, Plan, Statement
 
 
@@ -109,7 +109,7 @@ def _project(event: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 def _picked(row: Mapping[str, Any], keys: tuple[str, ...]) -> orjson.Fragment:
     """The keys asked for of a row's event, as JSON (integers beyond 64 bits exact)."""
     event, big = parsed_event(row)
-    return encode(_project(event, keys), big)
+    return orjson.Fragment(dumps_exact(_project(event, keys), big))
 
 
 def newest_page(plan: EventsPlan, newest: list[dict[str, Any]]) -> list[dict[str, Any]] | None:

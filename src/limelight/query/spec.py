@@ -18,6 +18,7 @@ from limelight.errors import BadRequest
 from limelight.query.calculations import CALCULATIONS, value_name
 from limelight.query.keys import valid_key
 from limelight.query.operators import OPERATORS
+from limelight.validation import field_errors
 
 KeyType = Literal["string", "number", "boolean"]
 # Numbers are compared as ClickHouse Int64/Float64: larger integers and
@@ -89,43 +90,12 @@ class QueryFields(_Model):
     description: StrictStr | None = None
 
 
-_UNION_TAGS = {"bool", "int", "float", "str", "none", "constrained-int", "constrained-float"}
-
-
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in _UNION_TAGS or "[" in part or part[:1].isupper():
-            continue  # pydantic's labels of union branches: "str", "list[...]", "KeyRef"
-        else:
-            out += f".{part}" if out else part
-    return out
-
-
 _SHAPE_HINTS = {
-    "filter_combination": "allowed: AND, OR",
-    "order": "allowed: ASCENDING, DESCENDING",
-    "type": "allowed: string, number, boolean",
+    "filter_combination": "invalid value; allowed: AND, OR",
+    "order": "invalid value; allowed: ASCENDING, DESCENDING",
+    "type": "invalid value; allowed: string, number, boolean",
+    "filters.value": "must be a string, number, boolean, an array of them, or {key, type}",
 }
-
-
-def _shape_errors(exc: pydantic.ValidationError) -> list[dict[str, str]]:
-    errors: dict[str, str] = {}
-    for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if isinstance(p, int | str))
-        field = _field_path(loc)
-        if err["type"] == "extra_forbidden":
-            message = "unknown field"
-        elif field.endswith(".value") and "filters" in field:
-            message = "must be a string, number, boolean, an array of them, or {key, type}"
-        elif loc and isinstance(loc[-1], str) and loc[-1] in _SHAPE_HINTS:
-            message = f"invalid value; {_SHAPE_HINTS[loc[-1]]}"
-        else:
-            message = err["msg"]
-        errors.setdefault(field or "query", message)  # unions report each branch
-    return [{"field": f, "message": m} for f, m in errors.items()]
 
 
 def _check_filter(i: int, flt: Filter) -> list[dict[str, str]]:
@@ -220,7 +190,8 @@ def validate_fields(data: object) -> QueryFields:
     try:
         fields = QueryFields.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise BadRequest(message="Invalid query", errors=_shape_errors(exc)) from None
+        errors = field_errors(exc, hints=_SHAPE_HINTS, root="query")
+        raise BadRequest(message="Invalid query", errors=errors) from None
     errors = _check_meaning(fields)
     if errors:
         raise BadRequest(message="Invalid query", errors=errors)

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from limelight.errors import BadRequest, ExposedError
+from limelight.validation import field_errors
 
 log = logging.getLogger("limelight.api")
 
@@ -65,10 +66,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def request_validation(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        errors = [
-            {"field": ".".join(str(p) for p in e.get("loc", ())[1:]), "message": e.get("msg")}
-            for e in exc.errors()
-        ]
+        errors = field_errors(exc, skip=1, root="request")
         return error_response(BadRequest("the request is not valid", errors=errors))
 
     async def unexpected(_: Request, exc: Exception) -> Response:

@@ -1,10 +1,14 @@
-"""A request's runtime and its client's address."""
+"""A request's runtime and its client's address; the methods of catch-all routes."""
 
 from __future__ import annotations
 
 from starlette.requests import Request
 
 from limelight.runtime import Runtime
+
+# A catch-all route takes every method so that a wrong one is answered by the
+# endpoint (405 with Allow, in the endpoint's own error format), not by the router.
+EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def runtime_of(request: Request) -> Runtime:

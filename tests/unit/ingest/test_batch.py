@@ -9,7 +9,8 @@ import orjson
 import pytest
 
 from limelight.errors import BadRequest
-from limelight.ingest.batch import has_big_integer, loads, parse_batch
+from limelight.event_json import has_big_integer
+from limelight.ingest.batch import loads, parse_batch
 from tests.unit.ingest.limits import limits
 
 LIMIT = 256 * 1024

@@ -22,7 +22,6 @@ from limelight.auth.secrets import SecretKind, hash_secret, kind_of, new_secret
 from limelight.settings import Settings
 from limelight.store.meta import oauth_repo as repo
 from limelight.store.meta.accounts_models import Installation
-from limelight.store.meta.accounts_repo import aware
 from limelight.store.meta.db import MetaDB
 
 Issued = dict[str, str | int]
@@ -111,7 +110,7 @@ def refresh(ctx: GrantContext, client: Client, req: ParsedRequest) -> Issued:
         if found is None or found[0].integration_id != client.id:
             raise invalid_grant("unknown, expired or revoked refresh token")
         token, installation = found
-        last = aware(token.last_used_at or token.created_at)
+        last = token.last_used_at or token.created_at
         if ctx.now - last > timedelta(seconds=ctx.settings.oauth_refresh_token_idle):
             raise invalid_grant("the refresh token has not been used for too long")
         token.last_used_at = ctx.now

@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from limelight.errors import PayloadTooLarge
-from limelight.ingest.batch import IngestLimits, dumps
+from limelight.event_json import dumps_exact
+from limelight.ingest.batch import IngestLimits
 from limelight.ingest.nesting import MAX_EVENT_DEPTH, may_nest_deeper_than, nests_deeper_than
 from limelight.ingest.otlp.codec import Encoding, decode_request
 from limelight.ingest.otlp.common import Rejections
@@ -70,7 +71,7 @@ def otlp_rows(
 def _serialised(event: dict[str, Any]) -> bytes | None:
     """The event as JSON, or None when it nests deeper than an event may."""
     try:
-        raw = dumps(event, exact=False)
+        raw = dumps_exact(event, False)
     except TypeError:  # orjson's JSONEncodeError: deeper than it writes
         return None
     if may_nest_deeper_than(raw, MAX_EVENT_DEPTH) and nests_deeper_than(event, MAX_EVENT_DEPTH):

@@ -110,6 +110,20 @@ class EventStore(Protocol):
         """The table of the types each JSON path is stored as (see ``paths``)."""
 
 
+class TablesOf:
+    """The events tables of a store's database, named once for both stores."""
+
+    _database: str
+
+    @property
+    def table(self) -> str:
+        return f"{self._database}.events"
+
+    @property
+    def paths_table(self) -> str:
+        return f"{self._database}.event_paths"
+
+
 def _tsv_field(value: str) -> bytes:
     # TabSeparated escaping for short header-derived values.
     return (

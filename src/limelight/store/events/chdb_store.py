@@ -34,6 +34,7 @@ from limelight.store.events.base import (
     RESULT_FORMAT,
     EventRow,
     QueryResult,
+    TablesOf,
     decode_result,
     encode_rows,
     engine_error,
@@ -142,7 +143,7 @@ class SessionPool:
                 log.error("no events session is left open")
 
 
-class ChdbEventStore:
+class ChdbEventStore(TablesOf):
     def __init__(
         self,
         path: Path,
@@ -160,14 +161,6 @@ class ChdbEventStore:
     def path(self) -> Path:
         """The engine's data directory (one per process)."""
         return self._path
-
-    @property
-    def table(self) -> str:
-        return f"{self._database}.events"
-
-    @property
-    def paths_table(self) -> str:
-        return f"{self._database}.event_paths"
 
     def start(self) -> None:
         with self._lock:

@@ -22,6 +22,7 @@ from limelight.store.events.base import (
     RESULT_FORMAT,
     EventRow,
     QueryResult,
+    TablesOf,
     decode_result,
     encode_rows,
     engine_error,
@@ -30,7 +31,7 @@ from limelight.store.events.ddl import DdlTarget, apply_ddl
 from limelight.tenant import Tenant
 
 
-class ServerEventStore:
+class ServerEventStore(TablesOf):
     def __init__(self, url: str, database: str = "limelight", cluster: str | None = None) -> None:
         self._url = url
         self._database = database
@@ -44,14 +45,6 @@ class ServerEventStore:
             **({"distributed_foreground_insert": 1} if cluster else {}),
         }
         self._client: Any = None
-
-    @property
-    def table(self) -> str:
-        return f"{self._database}.events"
-
-    @property
-    def paths_table(self) -> str:
-        return f"{self._database}.event_paths"
 
     def start(self) -> None:
         import clickhouse_connect

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, ForeignKey, String, Text
+from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from limelight.store.meta.models import Base, utcnow
+from limelight.store.meta.models import Base, UTCDateTime, utcnow
 
-TS = DateTime(timezone=True)
+TS = UTCDateTime()
 
 
 class User(Base):

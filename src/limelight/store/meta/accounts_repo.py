@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -11,11 +11,6 @@ from limelight.errors import BadRequest, Conflict, NotFound
 from limelight.ids import new_id
 from limelight.store.meta.accounts_models import ConsoleSession, Membership, User
 from limelight.store.meta.models import Environment, Workspace
-
-
-def aware(value: datetime) -> datetime:
-    """SQLite hands back naive datetimes; everything we store is UTC."""
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def normalise_email(email: str) -> str:

@@ -24,8 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from limelight.store.meta.models import Base, utcnow
-from limelight.store.meta.queries_models import UTCDateTime
+from limelight.store.meta.models import Base, UTCDateTime, utcnow
 
 
 class Alert(Base):

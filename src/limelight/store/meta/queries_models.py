@@ -7,7 +7,7 @@ workspace and environment so that every lookup can be scoped to one tenant.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -15,8 +15,6 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
-    DateTime,
-    Dialect,
     ForeignKey,
     Index,
     Integer,
@@ -25,24 +23,8 @@ from sqlalchemy import (
     false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
-from sqlalchemy.types import TypeDecorator
 
-from limelight.store.meta.models import Base, utcnow
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """A timestamp that always comes back aware, in UTC.
-
-    SQLite has no time zones and returns naive values; they were written in UTC.
-    """
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+from limelight.store.meta.models import Base, UTCDateTime, utcnow
 
 
 class RunStatus(StrEnum):
