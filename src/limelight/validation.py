@@ -8,6 +8,7 @@ is made from pydantic's errors.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pydantic
 
@@ -27,17 +28,26 @@ def field_path(loc: tuple[int | str, ...], prefix: str = "") -> str:
     return out
 
 
+def object_expected(err: Any, examples: Mapping[str, str]) -> str:
+    """The message for a value that should have been an object: its shape, never the
+    name of the class that reads it."""
+    example = examples.get(str((err.get("ctx") or {}).get("class_name", "")))
+    return f"must be an object, e.g. {example}" if example else "must be an object"
+
+
 def field_errors(
     exc: pydantic.ValidationError,
     *,
     prefix: str = "",
     hints: Mapping[str, str] | None = None,
     root: str = "body",
+    examples: Mapping[str, str] | None = None,
 ) -> list[dict[str, str]]:
     """One ``{field, message}`` per field (a union reports each branch: the first wins).
 
     ``hints`` replace pydantic's message for a field of that name with a sentence
-    saying what is allowed.
+    saying what is allowed; ``examples`` show, by class name, what an object expected
+    where something else came looks like.
     """
     errors: dict[str, str] = {}
     for err in exc.errors():
@@ -46,6 +56,8 @@ def field_errors(
         name = next((p for p in reversed(loc) if isinstance(p, str)), "")
         if err["type"] == "extra_forbidden":
             message = "unknown field"
+        elif err["type"] == "model_type":
+            message = object_expected(err, examples or {})
         elif hints and name in hints:
             message = f"invalid value; {hints[name]}"
         else:

@@ -93,6 +93,9 @@ class AlertFields(_Model):
     renotify: StrictStr | None = None
 
 
+# What an object of an alert looks like, for the message of a value that is not one.
+_EXAMPLES = {"Threshold": '{"operation": ">", "value": 500}'}
+
 _HINTS = {
     "operation": "one of >, >=, <, <=, =, !=",
     "type": "webhook, slack or email",
@@ -147,7 +150,8 @@ def validate_alert(data: object, policy: DestinationPolicy) -> AlertFields:
         fields = AlertFields.model_validate(body)
     except pydantic.ValidationError as exc:
         raise BadRequest(
-            message="Invalid alert", errors=field_errors(exc, hints=_HINTS, root="alert")
+            message="Invalid alert",
+            errors=field_errors(exc, hints=_HINTS, root="alert", examples=_EXAMPLES),
         ) from None
     errors = []
     for name, bounds in (

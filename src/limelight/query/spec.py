@@ -18,6 +18,7 @@ from limelight.errors import BadRequest
 from limelight.query.calculations import CALCULATIONS, value_name
 from limelight.query.keys import valid_key
 from limelight.query.operators import OPERATORS
+from limelight.validation import object_expected
 
 KeyType = Literal["string", "number", "boolean"]
 # Numbers are compared as ClickHouse Int64/Float64: larger integers and
@@ -104,6 +105,17 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+# What each object of a query looks like, for the message of a value that is not an object
+# (pydantic would name the class: "a valid dictionary or instance of KeySpec").
+OBJECT_EXAMPLES = {
+    "Namespace": '{"type": "service", "value": "checkout"}',
+    "KeySpec": '{"key": "data.userId"} (and optionally "type": string, number or boolean)',
+    "Calculation": '{"operator": "P99", "key": "duration"} (and optionally "alias")',
+    "Filter": '{"key": "duration", "operation": ">", "value": 100}',
+    "Order": '{"key": "P99(duration)", "order": "DESCENDING"}',
+    "Needle": '{"value": "timeout", "isRegex": false, "matchCase": false}',
+}
+
 _SHAPE_HINTS = {
     "filter_combination": "allowed: AND, OR",
     "order": "allowed: ASCENDING, DESCENDING",
@@ -118,6 +130,8 @@ def _shape_errors(exc: pydantic.ValidationError) -> list[dict[str, str]]:
         field = _field_path(loc)
         if err["type"] == "extra_forbidden":
             message = "unknown field"
+        elif err["type"] == "model_type":
+            message = object_expected(err, OBJECT_EXAMPLES)
         elif field.endswith(".value") and "filters" in field:
             message = "must be a string, number, boolean, an array of them, or {key, type}"
         elif loc and isinstance(loc[-1], str) and loc[-1] in _SHAPE_HINTS:
