@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from limelight import metrics
 from limelight.ids import new_id
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
 from limelight.query.keys import UNKNOWN, StoredTypes
@@ -164,10 +165,12 @@ class QueryRunService:
         untyped: Plan,
         compile_with: Callable[[StoredTypes], Plan],
     ) -> None:
+        metrics.QUERY_RUN_QUEUE_SECONDS.observe(time.monotonic() - live.created)
         if not self._live.begin(live, self.limits.max_run_seconds):
             if not live.settled:
                 self._settle(live, RunStatus.FAILED, self._overdue_message(live))
             return
+        started = time.perf_counter()
         try:
             plan = typed_plan(self._events, live.tenant, fields, untyped, compile_with, self.limits)
             data = execute_plan(self._events, plan, self.limits, live.deadline, self._beside)
@@ -178,6 +181,8 @@ class QueryRunService:
             self._settle(live, RunStatus.FAILED, INTERNAL_ERROR)
         else:
             self._settle(live, RunStatus.COMPLETED, data=data)
+        status = live.info.status.value
+        metrics.QUERY_RUN_SECONDS.labels(status).observe(time.perf_counter() - started)
 
     def _settle(
         self,
