@@ -171,18 +171,20 @@ class QueryRunService:
                 self._settle(live, RunStatus.FAILED, self._overdue_message(live))
             return
         started = time.perf_counter()
+        data: bytes | None = None
+        error: str | None = None
         try:
             plan = typed_plan(self._events, live.tenant, fields, untyped, compile_with, self.limits)
             data = execute_plan(self._events, plan, self.limits, live.deadline, self._beside)
         except RunFailed as exc:
-            self._settle(live, RunStatus.FAILED, str(exc))
+            error = str(exc)
         except Exception:
             log.exception("query run %s failed", live.run_id)
-            self._settle(live, RunStatus.FAILED, INTERNAL_ERROR)
-        else:
-            self._settle(live, RunStatus.COMPLETED, data=data)
-        status = live.info.status.value
-        metrics.QUERY_RUN_SECONDS.labels(status).observe(time.perf_counter() - started)
+            error = INTERNAL_ERROR
+        status = RunStatus.FAILED if error is not None else RunStatus.COMPLETED
+        # Counted before the run settles, so whoever the outcome wakes finds it counted.
+        metrics.QUERY_RUN_SECONDS.labels(status.value).observe(time.perf_counter() - started)
+        self._settle(live, status, error, data)
 
     def _settle(
         self,
