@@ -19,7 +19,7 @@ from limelight.api.events import create_events_app
 from limelight.api.metrics import metrics_route
 from limelight.api.oauth import install_oauth
 from limelight.api.observe import Observe
-from limelight.api.operator import install_operator
+from limelight.api.operator import operator_routes
 from limelight.api.otel import create_otel_app
 from limelight.api.problems import install_error_handlers
 from limelight.api.queries import router as queries_router
@@ -107,8 +107,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    app.router.routes.append(metrics_route())
-    install_operator(app)
+    app.router.routes += [metrics_route(), *operator_routes()]
     app.include_router(recent_router)
     install_oauth(app, rt)
     install_console(app, rt)
@@ -130,7 +129,7 @@ def create_named_app(settings: Settings, name: AppName) -> FastAPI:
     rt = Runtime.build(settings)
     app = create_otel_app(rt) if name == "otel" else create_events_app(rt)
     # Before the API's catch-all route, which would take /metrics for a dataset path.
-    app.router.routes.insert(0, metrics_route())
+    app.router.routes[:0] = [metrics_route(), *operator_routes()]
     app.add_middleware(Observe, access_log=settings.access_log)
     app.router.lifespan_context = runtime_lifespan(rt, name)
     return app

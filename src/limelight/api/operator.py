@@ -12,10 +12,10 @@ import hmac
 import ipaddress
 import time
 
-from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from limelight.api.deps import runtime_of
 from limelight.api.problems import json_response
@@ -62,5 +62,5 @@ async def backup(request: Request) -> Response:
     return json_response({"path": str(target), "manifest": manifest})
 
 
-def install_operator(app: FastAPI) -> None:
-    app.add_api_route(BACKUP_PATH, backup, methods=["POST"], include_in_schema=False)
+def operator_routes() -> list[Route]:
+    return [Route(BACKUP_PATH, backup, methods=["POST"], include_in_schema=False)]
