@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The data directory is the per-user one (see README, Start), the same the CLI uses.
+# The data directory is the per-user one the CLI uses too (README, Start).
 serve: $(STAMP)
 	$(BIN)/limelight serve
 
@@ -39,4 +41,4 @@ screenshots: $(STAMP)
 	LIMELIGHT_README_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/browser
 
 clean:
-	rm -rf $(VENV) .limelight .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

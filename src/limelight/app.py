@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import platform
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from importlib.metadata import version
 from typing import Literal
 
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from limelight import metrics
 from limelight.api.alerts import router as alerts_router
 from limelight.api.datasets import router as datasets_router
 from limelight.api.events import create_events_app
+from limelight.api.metrics import metrics_route
 from limelight.api.oauth import install_oauth
+from limelight.api.observe import Observe
+from limelight.api.operator import operator_routes
 from limelight.api.otel import create_otel_app
 from limelight.api.queries import router as queries_router
 from limelight.api.query_runs import router as query_runs_router
@@ -22,19 +30,67 @@ from limelight.runtime import Runtime
 from limelight.settings import Settings
 from limelight.web.problems import install_error_handlers
 
+log = logging.getLogger("limelight.server")
+
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+AppName = Literal["all", "events", "otel"]
 
 
-def runtime_lifespan(rt: Runtime) -> Lifespan:
+def served_urls(settings: Settings, name: AppName) -> list[tuple[str, str]]:
+    """What the app ``name`` serves, by name and address: only what it serves."""
+    base = settings.base_url
+    if name == "events":
+        return [("Events URL", f"{base}/v1/<dataset>")]
+    if name == "otel":
+        return [("OTLP URL", f"{base}/v1/traces")]
+    return [
+        ("Console", f"{base}/"),
+        ("Events URL", f"{settings.events_url}/v1/<dataset>"),
+        ("Queries URL", f"{settings.queries_url}/v1/queries"),
+        ("OAuth URL", f"{settings.auth_url}/oauth"),
+        ("OTLP URL", f"{settings.otel_url}/v1/traces"),
+    ]
+
+
+def _engine_version(rt: Runtime) -> str:
+    rows = rt.events.query("SELECT version() AS version", {}, ["version"]).rows
+    return str(rows[0]["version"])
+
+
+def _say_serving(rt: Runtime, name: AppName) -> None:
+    """The one line a serving process logs once it is ready: where, on what, which versions."""
+    settings = rt.settings
+    urls = served_urls(settings, name)
+    engine = "chDB" if settings.events_backend == "chdb" else "ClickHouse server"
+    versions = {
+        "limelight": version("limelight"),
+        "python": platform.python_version(),
+        "clickhouse": _engine_version(rt),
+    }
+    log.info(
+        "serving %s; %s; limelight %s, Python %s, ClickHouse %s (%s)",
+        ", ".join(f"{label.lower()} {url}" for label, url in urls),
+        settings.stores,
+        versions["limelight"],
+        versions["python"],
+        versions["clickhouse"],
+        engine,
+        extra={"urls": dict(urls), "data_dir": str(settings.data_dir), "versions": versions},
+    )
+
+
+def runtime_lifespan(rt: Runtime, name: AppName = "all") -> Lifespan:
     """Open the engines when the server starts, close them when it stops."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(rt.start)
+        await run_in_threadpool(_say_serving, rt, name)
         try:
             yield
         finally:
             await run_in_threadpool(rt.close)
+            metrics.process_exited(os.getpid())
 
     return lifespan
 
@@ -45,11 +101,14 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app = FastAPI(title="Limelight", lifespan=runtime_lifespan(rt), docs_url=None, redoc_url=None)
     app.state.runtime = rt
     install_error_handlers(app)
+    # Around every request, the mounted Events and OTLP apps included.
+    app.add_middleware(Observe, access_log=settings.access_log)
 
     @app.get("/health", include_in_schema=False)
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
+    app.router.routes += [metrics_route(), *operator_routes()]
     app.include_router(recent_router)
     install_oauth(app, rt)
     install_console(app, rt)
@@ -65,14 +124,14 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     return app
 
 
-AppName = Literal["all", "events", "otel"]
-
-
 def create_named_app(settings: Settings, name: AppName) -> FastAPI:
     """One API alone at / (for deployments that give each base address a host)."""
     if name == "all":
         return create_app(settings)
     rt = Runtime.build(settings)
     app = create_otel_app(rt) if name == "otel" else create_events_app(rt)
-    app.router.lifespan_context = runtime_lifespan(rt)
+    # Before the API's catch-all route, which would take /metrics for a dataset path.
+    app.router.routes[:0] = [metrics_route(), *operator_routes()]
+    app.add_middleware(Observe, access_log=settings.access_log)
+    app.router.lifespan_context = runtime_lifespan(rt, name)
     return app

@@ -1,6 +1,6 @@
 """The one exception hierarchy.
 
-Domain code raises these; ``limelight.api.problems`` turns an ``ExposedError``
+Domain code raises these; ``limelight.web.problems`` turns an ``ExposedError``
 into its HTTP response in one place. Anything else is an internal error and is
 answered with an opaque 500.
 """

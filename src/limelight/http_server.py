@@ -11,14 +11,20 @@ closed at once, so the process never runs out of file descriptors.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import resource
+import socket
+import tempfile
 from typing import Any, ClassVar
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from limelight.errors import LimelightError
+from limelight.logs import log_config
+from limelight.metrics import MULTIPROCESS_VARIABLE
 from limelight.settings import Settings
 
 log = logging.getLogger("limelight.http")
@@ -135,9 +141,40 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "limit_concurrency": min(settings.max_concurrency, max_connections),
         "proxy_headers": bool(proxies),
         "forwarded_allow_ips": proxies or None,
+        # The app logs its own access lines (with the tenant and the process).
         "access_log": False,
         "log_level": "warning",
+        "log_config": log_config(settings),
     }
+
+
+class PortInUse(LimelightError):
+    pass
+
+
+def ensure_port_free(host: str, port: int) -> None:
+    """Raise ``PortInUse`` when the address cannot be listened on, before anything is
+    created: uvicorn would find out only once the server had set itself up.
+
+    Bound as uvicorn binds it (SO_REUSEADDR), so a port left in TIME_WAIT by a
+    previous server is free, and one another process listens on is not.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise PortInUse(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise PortInUse(
+                    f"port {port} on {host} is in use by another process; stop it or set "
+                    "LIMELIGHT_PORT to another port"
+                ) from None
+            raise PortInUse(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 # The API a worker process serves (``serve`` passes it on through the environment).
@@ -162,4 +199,7 @@ def serve(settings: Settings, app_name: str, workers: int = 1) -> None:
         uvicorn.run(create_named_app(settings, app_name), **options)  # type: ignore[arg-type]
         return
     os.environ[APP_VARIABLE] = app_name
-    uvicorn.run("limelight.http_server:worker_app", factory=True, workers=workers, **options)
+    # Each worker counts its metrics in files here, and a scrape of any reads them all.
+    with tempfile.TemporaryDirectory(prefix="limelight-metrics-") as metrics_dir:
+        os.environ[MULTIPROCESS_VARIABLE] = metrics_dir
+        uvicorn.run("limelight.http_server:worker_app", factory=True, workers=workers, **options)

@@ -7,8 +7,10 @@ test) and injected into ``create_app``.
 from __future__ import annotations
 
 import ipaddress
+import os
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -17,13 +19,46 @@ MIB = 1024 * 1024
 KIB = 1024
 
 
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/limelight``, else ``~/.local/share/limelight``: one place per user,
+    whatever the current directory (the XDG Base Directory convention)."""
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    # The convention says a relative value is invalid and to be ignored.
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+    return base / "limelight"
+
+
+def parse_networks(value: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Comma-separated addresses or networks; a ``ValueError`` names a bad entry."""
+    networks = []
+    for entry in (p.strip() for p in value.split(",") if p.strip()):
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            raise ValueError(f"{entry!r} is not an IP address or network") from None
+    return networks
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 class Settings(BaseSettings):
     """Every setting, with its default and what it controls (see README, "Settings")."""
 
     model_config = SettingsConfigDict(env_prefix="LIMELIGHT_", extra="ignore")
 
     data_dir: Path = Field(
-        Path(".limelight"), description="Where the SQLite file and chDB data live."
+        default_factory=default_data_dir,
+        description="Where the SQLite file and chDB data live; default "
+        "$XDG_DATA_HOME/limelight, else ~/.local/share/limelight.",
     )
     database_url: str | None = Field(
         None, description="Metadata database URL; default: SQLite file meta.db in data_dir."
@@ -46,6 +81,17 @@ class Settings(BaseSettings):
     )
     max_connections: int = Field(
         2000, ge=1, description="Open connections past which a new one is closed at once."
+    )
+    access_log: bool = Field(
+        True, description="Log one line per request (method, path, status, time, bytes, tenant)."
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text", description="text (one line per record) or json (one JSON object per line)."
+    )
+    metrics_allow: str = Field(
+        "127.0.0.1/32,::1/128",
+        description="Addresses or networks (comma-separated CIDRs) that may read /metrics; "
+        "others get 404. Empty: nobody.",
     )
     trusted_proxies: str = Field(
         "",
@@ -186,17 +232,35 @@ class Settings(BaseSettings):
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'meta.db').resolve()}"
 
-    @field_validator("trusted_proxies")
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        # Printed and written into the lock file as the installation's name: absolute.
+        return value.expanduser().absolute()
+
+    @field_validator("trusted_proxies", "metrics_allow")
     @classmethod
     def _addresses_or_networks(cls, value: str) -> str:
         # uvicorn would take a mistyped entry as a literal never matched, and "*"
         # as the header's first address, which the client writes.
-        for entry in (p.strip() for p in value.split(",") if p.strip()):
-            try:
-                ipaddress.ip_network(entry, strict=False)
-            except ValueError:
-                raise ValueError(f"{entry!r} is not an IP address or network") from None
+        parse_networks(value)
         return value
+
+    @property
+    def stores(self) -> str:
+        """Where this installation keeps its data, for people (no password shown)."""
+        if self.database_url:
+            meta = f"metadata {_without_password(self.database_url)}"
+        else:
+            meta = "metadata SQLite"
+        if self.events_backend == "clickhouse":
+            events = (
+                f"events ClickHouse {_without_password(self.clickhouse_url)} "
+                f"(database {self.clickhouse_database})"
+            )
+        else:
+            events = "events chDB"
+        return f"data directory {self.data_dir}; {meta}; {events}"
 
     @property
     def trusted_proxy_list(self) -> list[str]:

@@ -53,6 +53,13 @@ def _hint(names: list[str], hints: Mapping[str, str]) -> str | None:
     return hints.get(names[-1]) if names else None
 
 
+def object_expected(err: Any, examples: Mapping[str, str]) -> str:
+    """The message for a value that should have been an object: its shape, never the
+    name of the class that reads it."""
+    example = examples.get(str((err.get("ctx") or {}).get("class_name", "")))
+    return f"must be an object, e.g. {example}" if example else "must be an object"
+
+
 def field_errors(
     exc: HasErrors,
     *,
@@ -60,12 +67,14 @@ def field_errors(
     hints: Mapping[str, str] | None = None,
     root: str = "body",
     skip: int = 0,
+    examples: Mapping[str, str] | None = None,
 ) -> list[dict[str, str]]:
     """One ``{field, message}`` per field (a union reports each branch: the first wins).
 
     ``hints`` replace pydantic's message for a field of that name (or of that
     ``list.name``) with a sentence saying what is allowed; ``skip`` drops the first
-    parts of each location (FastAPI's "body", "query", "path").
+    parts of each location (FastAPI's "body", "query", "path"); ``examples`` show,
+    by class name, what an object expected where something else came looks like.
     """
     errors: dict[str, str] = {}
     for err in exc.errors():
@@ -74,6 +83,8 @@ def field_errors(
         names = [p for p in loc if isinstance(p, str) and p not in _BRANCH_LABELS]
         if err.get("type") == "extra_forbidden":
             message = "unknown field"
+        elif err.get("type") == "model_type":
+            message = object_expected(err, examples or {})
         elif hints and (hint := _hint(names, hints)):
             message = hint
         else:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,3 +194,142 @@ def test_a_workspace_without_members_gets_the_operators_account(cli: Cli) -> Non
     users = {u["email"]: u for u in cli.json("users", "list")}
     assert key["userId"] == users[admin]["userId"]
     assert "beta" in users[admin]["workspaces"]
+
+
+LOGO = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><rect width="8" height="8"/></svg>'
+)
+
+
+def _integration(cli: Cli, tmp: Path, name: str = "Acme Dashboards") -> dict[str, Any]:
+    logo = tmp / "logo.svg"
+    logo.write_text(LOGO)
+    return cli.json(
+        "integrations", "create", "--name", name, "--description", "Dashboards for your events",
+        "--logo", str(logo), "--redirect-url", "https://acme.example/oauth/callback",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("columns", ["80", "40"])
+def test_ids_and_keys_are_never_cut(cli: Cli, tmp_path: Path, columns: str) -> None:
+    """A table wider than the terminal is printed as records: every value whole on a line."""
+    boot = cli.json("bootstrap")
+    integration = _integration(cli, tmp_path, name="An integration with a rather long name")
+    user = cli.json("users", "create", "--email", "somebody.with.a.long.address@example.com",
+                    "--password", PASSWORD, "--workspace", "default")  # fmt: skip
+    narrow = {**os.environ, "LIMELIGHT_DATA_DIR": str(cli.data_dir), "COLUMNS": columns}
+
+    def shown(*args: str) -> list[str]:
+        out = subprocess.run([*CLI, *args], env=narrow, capture_output=True, text=True, check=True)
+        return out.stdout.split()
+
+    assert integration["clientId"] in shown("integrations", "list")
+    assert integration["clientId"] in shown("integrations", "show", integration["clientId"])
+    assert user["userId"] in shown("users", "list")
+    listed_keys = shown("keys", "list")
+    assert boot["ingestKey"] in listed_keys
+    assert boot["workspaceId"] in shown("workspaces", "list")
+    assert boot["environmentId"] in shown("environments", "list")
+    assert not any("…" in word for word in listed_keys if not word.startswith("ll_sk_"))
+
+
+def test_times_carry_their_zone(cli: Cli, tmp_path: Path) -> None:
+    cli.json("bootstrap")
+    _integration(cli, tmp_path)
+    as_json = [
+        *(w["createdAt"] for w in cli.json("workspaces", "list")),
+        *(u["createdAt"] for u in cli.json("users", "list")),
+        *(k["createdAt"] for k in cli.json("keys", "list")),
+        *(i["createdAt"] for i in cli.json("integrations", "list")),
+    ]
+    assert len(as_json) == 5 and all(t.endswith("+00:00") for t in as_json)
+    for command in (["workspaces", "list"], ["users", "list"], ["keys", "list"],
+                    ["integrations", "list"]):  # fmt: skip
+        times = re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*", cli.ok(*command))
+        assert times and all(t.endswith("+00:00") for t in times), (command, times)
+
+
+def _failure(cli: Cli, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    full = {**os.environ, "LIMELIGHT_DATA_DIR": str(cli.data_dir), **(env or {})}
+    out = subprocess.run([*CLI, *args], env=full, capture_output=True, text=True, check=False)
+    assert "Traceback" not in out.stderr + out.stdout
+    return out.returncode, out.stderr
+
+
+def test_one_exit_code_per_kind_of_failure(cli: Cli) -> None:
+    """1 refused or not found, 2 usage, 3 the installation cannot be used; one line each."""
+    cli.json("workspaces", "create", "acme")
+    cli.json("users", "create", "--email", "ann@acme.test", "--password", PASSWORD)
+    refused = [
+        ("workspaces", "create", "acme"),
+        ("users", "create", "--email", "ann@acme.test", "--password", PASSWORD),
+        ("keys", "revoke", "nope"),
+        ("integrations", "show", "nope"),
+        ("users", "create", "--email", "bob@acme.test", "--password", "short"),
+    ]
+    for args in refused:
+        code, err = _failure(cli, *args)
+        assert code == 1, (args, err)
+        assert [line for line in err.splitlines() if line.startswith("error: ")], (args, err)
+    usage = [
+        ("keys", "create", "--kind", "root"),
+        ("users", "create", "--email", "c@acme.test", "--password", "x", "--password-stdin"),
+        ("workspaces", "frobnicate"),
+    ]
+    for args in usage:
+        assert _failure(cli, *args)[0] == 2, args
+    code, err = _failure(cli, "workspaces", "list", env={"LIMELIGHT_PORT": "eighty"})
+    assert code == 2 and "LIMELIGHT_PORT" in err
+    unreachable = {"LIMELIGHT_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"}
+    code, err = _failure(cli, "workspaces", "list", env=unreachable)
+    assert code == 3 and "error: the metadata database cannot be used" in err
+
+
+def test_every_command_has_help() -> None:
+    import click
+    from typer.main import get_command
+
+    from limelight.cli import app
+
+    def walk(command: click.Command, path: str) -> Iterator[tuple[str, click.Command]]:
+        yield path, command
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, f"{path} {name}")
+
+    missing = [path for path, command in walk(get_command(app), "limelight") if not command.help]
+    assert missing == []
+
+
+def test_the_installation_is_named_on_stderr_and_json_stays_clean(cli: Cli) -> None:
+    out = cli.run("workspaces", "list", "--json")
+    assert json.loads(out.stdout) == []
+    assert f"installation: data directory {cli.data_dir}" in out.stderr
+
+
+def test_the_default_data_directory_does_not_depend_on_the_current_one(tmp_path: Path) -> None:
+    """Without LIMELIGHT_DATA_DIR every directory reaches the same installation."""
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("LIMELIGHT_DATA_DIR", "XDG_DATA_HOME")}
+    env["HOME"] = str(home)
+    boots = []
+    for where in ("a", "b/c"):
+        cwd = tmp_path / where
+        cwd.mkdir(parents=True)
+        out = subprocess.run([*CLI, "bootstrap", "--json"], env=env, cwd=cwd,
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        boots.append(json.loads(out.stdout))
+        assert f"installation: data directory {home}/.local/share/limelight;" in out.stderr
+    assert boots[0]["workspaceId"] == boots[1]["workspaceId"]
+    assert boots[1]["adminKey"] is None  # made once, by the first
+    assert (home / ".local/share/limelight/meta.db").exists()
+    xdg = tmp_path / "xdg"
+    out = subprocess.run([*CLI, "workspaces", "list"], env={**env, "XDG_DATA_HOME": str(xdg)},
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert f"installation: data directory {xdg}/limelight;" in out.stderr
+
+
+def test_keys_create_quiet_prints_the_key_alone(cli: Cli) -> None:
+    cli.json("bootstrap")
+    key = cli.ok("keys", "create", "--kind", "admin", "--quiet").strip()
+    assert re.fullmatch(r"ll_sk_\S+", key)

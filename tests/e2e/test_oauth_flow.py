@@ -188,6 +188,18 @@ def test_cli_uninstall_and_delete_revoke_tokens_and_keys_at_once(
     assert gone.status_code == 401 and gone.json()["error"] == "invalid_client"
 
 
+def test_delete_counts_the_installations_show_counted(
+    server: LiveServer, tenant: Tenant, tmp_path: Path
+) -> None:
+    """Installations uninstalled before are not revoked again, nor counted."""
+    one = installed(server, tmp_path, tenant.workspace_id)
+    client_id = one.integration.client_id
+    server.cli("integrations", "uninstall", client_id)
+    assert server.cli_json("integrations", "show", client_id)["installations"] == 0
+    said = server.cli("integrations", "delete", client_id)
+    assert f"deleted integration {client_id} (0 active installations revoked)" in said
+
+
 def test_rotating_the_secret_refuses_the_old_secret_and_the_tokens(
     server: LiveServer, tenant: Tenant, tmp_path: Path
 ) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from limelight import metrics
 from limelight.alerts.check import (
     ZERO_WHEN_EMPTY,
     AlertState,
@@ -174,12 +175,17 @@ class Evaluator:
     def check(self, alert_id: str) -> CheckReport | None:
         """Check one alert whose lease this evaluator holds; None when it lost the lease."""
         try:
-            return self._check(alert_id)
+            with metrics.ALERT_CHECK_SECONDS.time():
+                report = self._check(alert_id)
         except Exception:
             log.exception("checking alert %s failed", alert_id)
+            metrics.ALERT_CHECKS.labels("FAILED").inc()
             with self._meta.connection(immediate=True) as c:
                 repo.release(c, alert_id, self.owner, self._clock() + RETRY_FAILED_CHECK)
             return None
+        if report is not None:
+            metrics.ALERT_CHECKS.labels(report.state.value).inc()
+        return report
 
     def _check(self, alert_id: str) -> CheckReport | None:
         with self._meta.session() as s:

@@ -123,6 +123,9 @@ class AlertFields(_Model):
     renotify: StrictStr | None = None
 
 
+# What an object of an alert looks like, for the message of a value that is not one.
+_EXAMPLES = {"Threshold": '{"operation": ">", "value": 500}'}
+
 _HINTS = {
     "operation": "invalid value; one of >, >=, <, <=, =, !=",
     "type": "invalid value; webhook, slack or email",
@@ -177,7 +180,8 @@ def validate_alert(data: object, policy: DestinationPolicy) -> AlertFields:
         fields = AlertFields.model_validate(body)
     except pydantic.ValidationError as exc:
         raise BadRequest(
-            message="Invalid alert", errors=field_errors(exc, hints=_HINTS, root="alert")
+            message="Invalid alert",
+            errors=field_errors(exc, hints=_HINTS, root="alert", examples=_EXAMPLES),
         ) from None
     errors = []
     for name, bounds in (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from limelight.api.observe import note_tenant
 from limelight.auth.api_keys import KeyContext, resolve_api_key
 from limelight.errors import Forbidden, Unauthorised
 from limelight.ingest.batch import IngestLimits
@@ -29,6 +30,7 @@ async def api_key(request: Request, value: str | None = None) -> KeyContext:
     ctx = await run_in_threadpool(resolve_api_key, runtime_of(request).meta, value)
     if ctx is None:
         raise Unauthorised()
+    note_tenant(request, ctx.tenant)
     return ctx
 
 

@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from limelight.api.cors import CORS_HEADERS, preflight
 from limelight.api.deps import api_key, ingest_limits
+from limelight.api.observe import count_ingest, count_refused_request, note_route
 from limelight.errors import BadRequest, ExposedError, MethodNotAllowed
 from limelight.ingest.service import Origin, check_dataset, ingest_body
 from limelight.runtime import Runtime
@@ -27,6 +28,7 @@ from limelight.web.problems import (
 from limelight.web.request import EVERY_METHOD, runtime_of
 
 ACCEPTED = {"message": "Request Accepted"}
+API = "events"  # the metrics' label
 
 
 def _dataset_from_path(path: str) -> str:
@@ -54,9 +56,11 @@ def _answer(response: Response, request: Request, body_read: bool) -> Response:
 
 
 async def events_endpoint(request: Request) -> Response:
+    note_route(request, "/v1/{dataset}")
     if request.method == "OPTIONS":
         return preflight()
     body_read = False
+    body = b""
     try:
         if request.method != "POST":
             raise MethodNotAllowed()
@@ -79,11 +83,14 @@ async def events_endpoint(request: Request) -> Response:
             ingest_body, runtime.events, origin, body, ingest_limits(settings)
         )
     except ExposedError as exc:
+        count_refused_request(API, exc.title, len(body))
         return _answer(error_response(exc), request, body_read)
     except Exception as exc:
+        count_refused_request(API, "internal error", len(body))
         # Answered here rather than by the app's handler so that a browser can
         # still read the (opaque) 500: it carries the CORS headers too.
         return _answer(internal_error(exc), request, body_read)
+    count_ingest(API, len(body), outcome.accepted, outcome.refused)
     if outcome.invalid:
         body_out: dict[str, object] = {"message": "Bad Request", "invalid": outcome.invalid}
         if outcome.invalid_count > len(outcome.invalid):

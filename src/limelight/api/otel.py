@@ -19,8 +19,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from limelight import metrics
 from limelight.api.cors import CORS_HEADERS, preflight
 from limelight.api.deps import api_key, ingest_limits
+from limelight.api.observe import count_ingest, count_refused_request, note_route
 from limelight.errors import (
     ExposedError,
     MethodNotAllowed,
@@ -37,6 +39,8 @@ from limelight.web.problems import error_body, install_error_handlers, json_resp
 from limelight.web.request import EVERY_METHOD, runtime_of
 
 DATASET_HEADERS = ("x-dataset", "x-baselime-dataset")
+API = "otlp"  # the metrics' label
+BODY_BYTES = "limelight.body_bytes"  # the body's size once read, for the metrics
 RETRY_AFTER_SECONDS = 1
 
 # gRPC status codes for the google.rpc.Status of error responses.
@@ -71,9 +75,11 @@ class InFlightLimit:
             raise _shed("too many OTLP requests in flight")
         self.current += 1
         self._by_workspace[workspace_id] = held + 1
+        metrics.OTLP_IN_FLIGHT.inc()
         try:
             yield
         finally:
+            metrics.OTLP_IN_FLIGHT.dec()
             self.current -= 1
             left = self._by_workspace[workspace_id] - 1
             if left:
@@ -122,11 +128,13 @@ async def _export(request: Request, encoding: Encoding | None) -> Response:
         redact_secrets=key.redact_secrets,
     )
     body = await read_body(request, settings.max_request_bytes)
+    request.scope[BODY_BYTES] = len(body)
     limit: InFlightLimit = request.app.state.otel_in_flight
     with limit.slot(key.tenant.workspace_id):
         outcome = await run_in_threadpool(
             ingest_otlp, runtime.events, signal, origin, body, encoding, ingest_limits(settings)
         )
+    count_ingest(API, len(body), outcome.accepted, outcome.refused)
     message = export_response(signal, outcome.rejected, outcome.message)
     return Response(
         encode_message(message, encoding), 200, CORS_HEADERS, media_type=encoding.media_type
@@ -134,12 +142,14 @@ async def _export(request: Request, encoding: Encoding | None) -> Response:
 
 
 async def otlp_endpoint(request: Request) -> Response:
+    note_route(request, "/v1/{signal}")
     if request.method == "OPTIONS":
         return preflight("x-baselime-dataset")
     encoding = encoding_of(request.headers.get("content-type"))
     try:
         return await _export(request, encoding)
     except ExposedError as exc:
+        count_refused_request(API, exc.title, request.scope.get(BODY_BYTES, 0))
         return otlp_error(exc, encoding)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,8 +62,11 @@ class ParsedBatch:
     invalid: list[dict[str, Any]] = field(default_factory=list)
     invalid_count: int = 0  # all invalid elements; ``invalid`` lists the first few
     exact: bool = False
+    # Refused elements by kind (not_an_object, too_deep, too_large), for the metrics.
+    refused: Counter[str] = field(default_factory=Counter)
 
-    def reject(self, entry: dict[str, Any], limits: IngestLimits) -> None:
+    def reject(self, entry: dict[str, Any], limits: IngestLimits, kind: str) -> None:
+        self.refused[kind] += 1
         self.invalid_count += 1
         if len(self.invalid) < limits.max_invalid_listed:
             self.invalid.append(entry)
@@ -84,10 +88,11 @@ def parse_batch(body: bytes, limits: IngestLimits) -> ParsedBatch:
     batch = ParsedBatch(exact=exact)
     for index, element in enumerate(elements):
         if element is _TOO_DEEP:
-            batch.reject({"index": index, "reason": _TOO_DEEP_REASON}, limits)
+            batch.reject({"index": index, "reason": _TOO_DEEP_REASON}, limits, "too_deep")
             continue
         if not isinstance(element, dict):
-            batch.reject(_listed(index, "the event is not a JSON object", element, exact), limits)
+            entry = _listed(index, "the event is not a JSON object", element, exact)
+            batch.reject(entry, limits, "not_an_object")
             continue
         try:
             raw = dumps_exact(element, exact)
@@ -97,14 +102,15 @@ def parse_batch(body: bytes, limits: IngestLimits) -> ParsedBatch:
             may_nest_deeper_than(raw, MAX_EVENT_DEPTH)
             and nests_deeper_than(element, MAX_EVENT_DEPTH)
         ):
-            batch.reject({"index": index, "reason": _TOO_DEEP_REASON}, limits)
+            batch.reject({"index": index, "reason": _TOO_DEEP_REASON}, limits, "too_deep")
             continue
         if len(raw) >= limits.max_event_bytes:
             reason = (
                 f"the event is {len(raw)} bytes; it must be under "
                 f"{limits.max_event_bytes} bytes of JSON"
             )
-            batch.reject({"index": index, "reason": reason, "event": orjson.Fragment(raw)}, limits)
+            entry = {"index": index, "reason": reason, "event": orjson.Fragment(raw)}
+            batch.reject(entry, limits, "too_large")
             continue
         batch.valid.append(ValidEvent(index, element, raw))
     return batch

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
+from limelight import metrics
 from limelight.errors import BadRequest
 from limelight.event_json import dumps_exact
 from limelight.ids import new_id
@@ -40,6 +42,7 @@ class IngestOutcome:
     accepted: int
     invalid: list[dict[str, Any]]
     invalid_count: int = 0
+    refused: Counter[str] = field(default_factory=Counter)  # by kind, for the metrics
 
 
 def build_rows(
@@ -79,14 +82,19 @@ def store_rows(store: EventStore, tenant: Tenant, rows: list[EventRow]) -> None:
         return
     first = min(r.timestamp_ms for r in rows) // DAY_MS
     if max(r.timestamp_ms for r in rows) // DAY_MS - first < MAX_DAYS_PER_INSERT:
-        store.insert(tenant, rows)
+        _insert(store, tenant, rows)
         return
     chunks: dict[int, list[EventRow]] = {}
     for row in rows:
         chunk = (row.timestamp_ms // DAY_MS - first) // MAX_DAYS_PER_INSERT
         chunks.setdefault(chunk, []).append(row)
     for _, chunk_rows in sorted(chunks.items()):
-        store.insert(tenant, chunk_rows)
+        _insert(store, tenant, chunk_rows)
+
+
+def _insert(store: EventStore, tenant: Tenant, rows: list[EventRow]) -> None:
+    with metrics.INSERT_SECONDS.time():
+        store.insert(tenant, rows)
 
 
 def ingest_body(
@@ -99,5 +107,8 @@ def ingest_body(
     )
     store_rows(store, origin.tenant, rows)
     return IngestOutcome(
-        accepted=len(rows), invalid=batch.invalid, invalid_count=batch.invalid_count
+        accepted=len(rows),
+        invalid=batch.invalid,
+        invalid_count=batch.invalid_count,
+        refused=batch.refused,
     )

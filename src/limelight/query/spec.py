@@ -90,6 +90,17 @@ class QueryFields(_Model):
     description: StrictStr | None = None
 
 
+# What each object of a query looks like, for the message of a value that is not an object
+# (pydantic would name the class: "a valid dictionary or instance of KeySpec").
+OBJECT_EXAMPLES = {
+    "Namespace": '{"type": "service", "value": "checkout"}',
+    "KeySpec": '{"key": "data.userId"} (and optionally "type": string, number or boolean)',
+    "Calculation": '{"operator": "P99", "key": "duration"} (and optionally "alias")',
+    "Filter": '{"key": "duration", "operation": ">", "value": 100}',
+    "Order": '{"key": "P99(duration)", "order": "DESCENDING"}',
+    "Needle": '{"value": "timeout", "isRegex": false, "matchCase": false}',
+}
+
 _SHAPE_HINTS = {
     "filter_combination": "invalid value; allowed: AND, OR",
     "order": "invalid value; allowed: ASCENDING, DESCENDING",
@@ -190,7 +201,7 @@ def validate_fields(data: object) -> QueryFields:
     try:
         fields = QueryFields.model_validate(data)
     except pydantic.ValidationError as exc:
-        errors = field_errors(exc, hints=_SHAPE_HINTS, root="query")
+        errors = field_errors(exc, hints=_SHAPE_HINTS, examples=OBJECT_EXAMPLES, root="query")
         raise BadRequest(message="Invalid query", errors=errors) from None
     errors = _check_meaning(fields)
     if errors:

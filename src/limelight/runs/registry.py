@@ -33,6 +33,7 @@ class LiveRun:
     recorded: threading.Event = field(default_factory=threading.Event)  # its record written
     unrecorded: bool = False  # writing the record failed: nobody can ask for it
     read_noted: bool = False  # its result was answered and the record says so
+    created: float = field(default_factory=time.monotonic)
 
     @property
     def run_id(self) -> str:

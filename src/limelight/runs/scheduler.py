@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
 
+from limelight import metrics
 from limelight.errors import Unavailable
 
 Job = Callable[[], None]
@@ -63,6 +64,7 @@ class FairScheduler:
         with self._cond:
             self._stopping = True
             self._queues.clear()
+            metrics.QUERY_RUNS_WAITING.dec(self._waiting)
             self._waiting = 0
             self._cond.notify_all()
             self._workers = []
@@ -85,6 +87,7 @@ class FairScheduler:
                 queue = self._queues[workspace] = deque()
             queue.append(job)
             self._waiting += 1
+            metrics.QUERY_RUNS_WAITING.inc()
             self._cond.notify()
 
     def _take(self) -> tuple[str, Job] | None:
@@ -98,6 +101,7 @@ class FairScheduler:
             else:
                 del self._queues[workspace]
             self._waiting -= 1
+            metrics.QUERY_RUNS_WAITING.dec()
             self._running[workspace] = self._running.get(workspace, 0) + 1
             return workspace, job
         return None

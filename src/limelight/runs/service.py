@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from limelight import metrics
 from limelight.ids import new_id
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
 from limelight.query.keys import UNKNOWN, StoredTypes
@@ -158,20 +159,26 @@ class QueryRunService:
         untyped: Plan,
         compile_with: Callable[[StoredTypes], Plan],
     ) -> None:
+        metrics.QUERY_RUN_QUEUE_SECONDS.observe(time.monotonic() - live.created)
         if not self._live.begin(live, self.limits.max_run_seconds):
             if not live.settled:
                 self._settle(live, RunStatus.FAILED, self._overdue_message(live))
             return
+        started = time.perf_counter()
+        data: bytes | None = None
+        error: str | None = None
         try:
             plan = typed_plan(self._events, live.tenant, fields, untyped, compile_with, self.limits)
             data = execute_plan(self._events, plan, self.limits, live.deadline, self._beside)
         except RunFailed as exc:
-            self._settle(live, RunStatus.FAILED, str(exc))
+            error = str(exc)
         except Exception:
             log.exception("query run %s failed", live.run_id)
-            self._settle(live, RunStatus.FAILED, INTERNAL_ERROR)
-        else:
-            self._settle(live, RunStatus.COMPLETED, data=data)
+            error = INTERNAL_ERROR
+        status = RunStatus.FAILED if error is not None else RunStatus.COMPLETED
+        # Counted before the run settles, so whoever the outcome wakes finds it counted.
+        metrics.QUERY_RUN_SECONDS.labels(status.value).observe(time.perf_counter() - started)
+        self._settle(live, status, error, data)
 
     def _settle(
         self,

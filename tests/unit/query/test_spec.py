@@ -185,3 +185,24 @@ def test_a_like_pattern_ending_in_a_lone_backslash_is_refused(operation: str, pa
 @pytest.mark.parametrize("pattern", ["\\\\", "a\\%", "\\_%", "100\\%\\\\", ""])
 def test_like_patterns_with_escaped_backslashes_are_valid(pattern: str) -> None:
     validate_fields({"filters": [{"key": "m", "operation": "LIKE", "value": pattern}]})
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "example"),
+    [
+        ({"keys": ["a"]}, "keys[0]", '{"key": "data.userId"}'),
+        ({"group_bys": ["a"]}, "group_bys[0]", '{"key": "data.userId"}'),
+        ({"calculations": ["COUNT"]}, "calculations[0]", '{"operator": "P99", "key": "duration"}'),
+        ({"filters": ["a"]}, "filters[0]", '{"key": "duration", "operation": ">", "value": 100}'),
+        ({"namespaces": ["a"]}, "namespaces[0]", '{"type": "service", "value": "checkout"}'),
+        ({"orders": ["a"]}, "orders[0]", '{"key": "P99(duration)", "order": "DESCENDING"}'),
+        ({"needle": "a"}, "needle", '{"value": "timeout"'),
+    ],
+)
+def test_a_value_that_should_be_an_object_is_told_its_shape(
+    data: dict[str, Any], field: str, example: str
+) -> None:
+    """Not the name of the class that reads it ("instance of KeySpec")."""
+    message = errors_of(data)[field]
+    assert message.startswith(f"must be an object, e.g. {example}")
+    assert "instance" not in message and "Spec" not in message

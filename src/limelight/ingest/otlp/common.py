@@ -35,9 +35,12 @@ class Rejections:
 
     def __init__(self) -> None:
         self.reasons: Counter[str] = Counter()
+        # The same counts by kind (invalid, too_deep, too_large), for the metrics.
+        self.kinds: Counter[str] = Counter()
 
-    def add(self, reason: str, count: int = 1) -> None:
+    def add(self, reason: str, count: int = 1, kind: str = "invalid") -> None:
         self.reasons[reason] += count
+        self.kinds[kind] += count
 
     @property
     def count(self) -> int:

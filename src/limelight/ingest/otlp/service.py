@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from limelight.errors import PayloadTooLarge
@@ -22,6 +23,7 @@ class OtlpOutcome:
     accepted: int
     rejected: int
     message: str  # why items were rejected, for partial_success.error_message
+    refused: Counter[str] = field(default_factory=Counter)  # by kind, for the metrics
 
 
 def otlp_rows(
@@ -48,10 +50,10 @@ def otlp_rows(
                 redact(event)
             raw = _serialised(event)
             if raw is None:
-                rejections.add(too_deep)
+                rejections.add(too_deep, kind="too_deep")
                 continue
             if len(raw) >= limits.max_event_bytes:
-                rejections.add(too_large)
+                rejections.add(too_large, kind="too_large")
                 continue
             stored += len(raw)
             if stored > limits.max_stored_bytes:
@@ -93,4 +95,6 @@ def ingest_otlp(
     message = rejections.message()
     if message:
         message = f"{signal.items} rejected: {message}"
-    return OtlpOutcome(accepted=len(rows), rejected=rejections.count, message=message)
+    return OtlpOutcome(
+        accepted=len(rows), rejected=rejections.count, message=message, refused=rejections.kinds
+    )

@@ -72,8 +72,9 @@ class SessionPool:
     its last session close while the store is in use.
     """
 
-    def __init__(self, path: Path, size: int) -> None:
+    def __init__(self, path: Path, size: int, options: str = "") -> None:
         self._path = path
+        self._options = options
         self._size = size
         self._open = 0
         self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -83,7 +84,7 @@ class SessionPool:
     def _new(self) -> Any:
         from chdb import session  # imported here: loading the engine takes a moment
 
-        return session.Session(str(self._path))  # type: ignore[no-untyped-call]
+        return session.Session(f"{self._path}{self._options}")  # type: ignore[no-untyped-call]
 
     def open(self) -> None:
         with self._lock:
@@ -150,11 +151,15 @@ class ChdbEventStore(TablesOf):
         database: str = "limelight",
         sessions: int = SESSIONS,
         insert_sessions: int = INSERT_SESSIONS,
+        backups: Path | None = None,
     ) -> None:
+        """``backups``: the one directory BACKUP and RESTORE may use (the engine refuses
+        any other; ClickHouse's ``backups.allowed_path``, set when the engine starts)."""
         self._path = path
         self._database = database
-        self._reads = SessionPool(path, sessions)
-        self._inserts = SessionPool(path, insert_sessions)
+        options = f"?backups.allowed_path={backups}" if backups is not None else ""
+        self._reads = SessionPool(path, sessions, options)
+        self._inserts = SessionPool(path, insert_sessions, options)
         self._lock = threading.Lock()
 
     @property
@@ -163,6 +168,10 @@ class ChdbEventStore(TablesOf):
         return self._path
 
     def start(self) -> None:
+        self._open()
+        self.migrate()
+
+    def _open(self) -> None:
         with self._lock:
             if self._reads.started:
                 return
@@ -173,6 +182,18 @@ class ChdbEventStore(TablesOf):
             except Exception as exc:
                 self._close_pools()
                 raise StoreError(f"cannot open the events engine at {self._path}: {exc}") from exc
+
+    def backup(self, target: Path) -> None:
+        """A consistent copy of the events database in ``target`` (a new directory under
+        the ``backups`` directory), made by the engine while it serves: ClickHouse's
+        BACKUP reads a snapshot of the parts as they are when it starts."""
+        self.command(f"BACKUP DATABASE {self._database} TO File({_literal(str(target))})")
+
+    def restore(self, source: Path) -> None:
+        """Start on an empty data directory from a backup made by ``backup``, then apply
+        the DDL newer than the backup's."""
+        self._open()
+        self.command(f"RESTORE DATABASE {self._database} FROM File({_literal(str(source))})")
         self.migrate()
 
     def migrate(self) -> None:
@@ -223,6 +244,11 @@ class ChdbEventStore(TablesOf):
 
     def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
         self._run(self._reads, sql, "CSV", _text, params)
+
+
+def _literal(text: str) -> str:
+    """A ClickHouse string literal (BACKUP and RESTORE take no bound parameters)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _text(output: bytes) -> str:

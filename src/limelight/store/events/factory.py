@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from limelight.settings import Settings
 from limelight.store.events.base import EventStore
 
@@ -16,4 +18,11 @@ def open_event_store(settings: Settings) -> EventStore:
         )
     from limelight.store.events.chdb_store import ChdbEventStore
 
-    return ChdbEventStore(settings.data_dir / "chdb", settings.clickhouse_database)
+    return ChdbEventStore(
+        settings.data_dir / "chdb", settings.clickhouse_database, backups=backups_dir(settings)
+    )
+
+
+def backups_dir(settings: Settings) -> Path:
+    """Where the serving process writes backups before the CLI moves them (embedded)."""
+    return settings.data_dir / "backups"

@@ -82,9 +82,14 @@ def replace_secret(
 
 
 def delete_integration(s: Session, integration: Integration, now: datetime) -> int:
-    """Uninstall everywhere (keys revoked at once), then forget the integration."""
+    """Uninstall everywhere (keys revoked at once), then forget the integration; the
+    number of installations that were active (those uninstalled before are not counted)."""
     installs = list(
-        s.scalars(select(Installation.id).where(Installation.integration_id == integration.id))
+        s.scalars(
+            select(Installation.id).where(
+                Installation.integration_id == integration.id, Installation.revoked_at.is_(None)
+            )
+        )
     )
     for installation_id in installs:
         revoke_installation(s, installation_id, now)

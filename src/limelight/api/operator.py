@@ -1,0 +1,66 @@
+"""What the operator's CLI asks of the serving process: only from this machine
+(loopback), only with the secret of ``data_dir/operator.token``, which only the
+operator's account can read. Everyone else gets the 404 of an unknown path.
+
+The embedded engine allows one process per data directory, so while the server
+runs, a consistent backup of the events can only be made here.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import time
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from limelight.backups import embedded, make_backup
+from limelight.data_lock import read_operator_token
+from limelight.errors import Conflict, NotFound
+from limelight.ids import new_id
+from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.store.events.factory import backups_dir
+from limelight.web.problems import json_response
+from limelight.web.request import runtime_of
+
+BACKUP_PATH = "/operator/backup"
+
+
+def _from_this_machine(request: Request) -> bool:
+    # The connection's own peer: a forwarded address never makes a client local.
+    peer = request.scope.get("client")
+    try:
+        return peer is not None and ipaddress.ip_address(peer[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _operator(request: Request) -> None:
+    expected = read_operator_token(runtime_of(request).settings.data_dir)
+    given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    if not (
+        _from_this_machine(request)
+        and expected
+        and hmac.compare_digest(given.encode(), expected.encode())
+    ):
+        raise NotFound()
+
+
+async def backup(request: Request) -> Response:
+    """Make a backup under ``data_dir/backups``; answers its directory and manifest."""
+    _operator(request)
+    runtime = runtime_of(request)
+    events = runtime.events
+    if not embedded(runtime.settings) or not isinstance(events, ChdbEventStore):
+        raise Conflict("backups cover the embedded mode; see the README for the server mode")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = backups_dir(runtime.settings) / f"{stamp}-{new_id()}"
+    manifest = await run_in_threadpool(make_backup, runtime.settings, runtime.meta, events, target)
+    return json_response({"path": str(target), "manifest": manifest})
+
+
+def operator_routes() -> list[Route]:
+    return [Route(BACKUP_PATH, backup, methods=["POST"], include_in_schema=False)]

@@ -1,0 +1,123 @@
+"""``/metrics``: what Limelight counts of itself, summed over every process of a scaled
+server, and hidden from the addresses not allowed to read it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support import LiveServer, launch
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(server: LiveServer) -> Samples:
+    answer = httpx.get(f"{server.url}/metrics")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain; version=")
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(answer.text)
+        for s in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def test_a_scrape_after_traffic_shows_what_was_done(server: LiveServer) -> None:
+    tenant = server.new_tenant()
+    before = scrape(server)
+    # Requests on new connections, so both processes of a scaled server take some.
+    for _ in range(6):
+        assert server.send(tenant.ingest_key, "metrics", [{"n": 1}, {"n": 2}]).status_code == 202
+    partial = server.send(tenant.ingest_key, "metrics", [{"n": 3}, 4, [5]])
+    assert partial.status_code == 400
+    assert server.send("ll_pk_unknown", "metrics", [{"n": 1}]).status_code == 401
+    headers = {"Authorization": tenant.admin_key}
+    now = int(time.time() * 1000)
+    run_query = {"calculations": [{"operator": "COUNT"}]}
+    run = httpx.post(
+        f"{server.url}/v1/query_run?wait=10",
+        json={"query": run_query, "from": now - 60_000, "to": now + 60_000},
+        headers=headers,
+    )  # fmt: skip
+    assert run.json()["query_run"]["status"] == "COMPLETED"
+    span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+            "name": "GET /", "startTimeUnixNano": str(now * 1_000_000)}  # fmt: skip
+    otlp = httpx.post(
+        f"{server.url}/otel/v1/traces",
+        json={"resourceSpans": [{"scopeSpans": [{"spans": [span, {**span, "spanId": "00"}]}]}]},
+        headers={"x-api-key": tenant.ingest_key},
+    )
+    assert otlp.status_code == 200
+    query = httpx.post(f"{server.url}/v1/queries", json=run_query, headers=headers)
+    alert = {"name": "any", "query_id": query.json()["query"]["id"],
+             "threshold": {"operation": ">", "value": 0}}  # fmt: skip
+    assert httpx.post(f"{server.url}/v1/alerts", json=alert, headers=headers).status_code == 200
+    # A request is counted as its response ends: in another process than the scrape's,
+    # a moment after the client has it.
+    # An alert is checked within a few seconds of its creation.
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            _check_counts(before, scrape(server))
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def _check_counts(before: Samples, after: Samples) -> None:
+    def grew(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    route = "/events/v1/{dataset}"
+    assert grew("limelight_http_requests_total", route=route, method="POST", status="202") == 6
+    assert grew("limelight_http_requests_total", route=route, method="POST", status="400") == 1
+    assert grew("limelight_http_requests_total", route=route, method="POST", status="401") == 1
+    assert grew("limelight_ingest_events_total", api="events", outcome="accepted") == 13
+    assert grew("limelight_ingest_events_total", api="events", outcome="not_an_object") == 2
+    body = len(b'[{"n":1},{"n":2}]')
+    assert grew("limelight_ingest_bytes_total", api="events", outcome="accepted") == 6 * body
+    assert grew("limelight_ingest_bytes_total", api="events", outcome="partial") == len(
+        b'[{"n":3},4,[5]]'
+    )
+    assert grew("limelight_insert_duration_seconds_count") == 8  # 7 batches and the OTLP one
+    assert grew("limelight_query_run_duration_seconds_count", status="COMPLETED") == 1
+    assert grew("limelight_http_requests_total", route="/v1/query_run", method="POST",
+                status="200") == 1  # fmt: skip
+    assert grew("limelight_ingest_events_total", api="otlp", outcome="accepted") == 1
+    assert grew("limelight_ingest_events_total", api="otlp", outcome="invalid") == 1
+    assert grew("limelight_alert_checks_total", state="ALARM") >= 1
+    assert value(after, "limelight_query_runs_waiting") == 0
+    assert value(after, "limelight_otlp_requests_in_flight") == 0
+
+
+def test_other_addresses_get_404(tmp_path: Path) -> None:
+    """Loopback may read by default; a setting naming other networks leaves it out, and a
+    client behind a trusted proxy is judged by its own address."""
+    server = launch(
+        tmp_path / "data",
+        {
+            "LIMELIGHT_METRICS_ALLOW": "10.0.0.0/8,127.0.0.1",
+            "LIMELIGHT_TRUSTED_PROXIES": "127.0.0.1",
+        },
+    )
+    nobody = launch(tmp_path / "nobody", {"LIMELIGHT_METRICS_ALLOW": "10.0.0.0/8"})
+    try:
+        assert httpx.get(f"{server.url}/metrics").status_code == 200
+        via_proxy = httpx.get(f"{server.url}/metrics", headers={"X-Forwarded-For": "203.0.113.7"})
+        assert via_proxy.status_code == 404
+        assert via_proxy.json() == {"message": "Not Found"}
+        allowed = httpx.get(f"{server.url}/metrics", headers={"X-Forwarded-For": "10.1.2.3"})
+        assert allowed.status_code == 200
+        assert httpx.get(f"{nobody.url}/metrics").status_code == 404
+    finally:
+        server.stop()
+        nobody.stop()
