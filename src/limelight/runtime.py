@@ -56,8 +56,9 @@ class Runtime:
         if self.started:
             return
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
-        self.meta.migrate()
-        self.events.start()
+        with self.meta.startup_lock():  # the events DDL too: processes take turns
+            self.meta.migrate()
+            self.events.start()
         self.runs.start()
         if self.settings.alerts_evaluate:
             self.evaluator.start()

@@ -3,6 +3,7 @@ process counts or holds, the other sees. Requests go to the process each step na
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.oauth_support import Browser, new_user, post_forms
-from tests.support import LiveServer, launch_pair
+from tests.support import LiveServer, launch_pair, launch_scaled
 
 RUNS_PER_MINUTE = 4
 FAILURES_PER_ACCOUNT = 5
@@ -101,3 +102,23 @@ def test_two_evaluators_check_an_alert_once_per_due_time(pair: list[LiveServer])
     time.sleep(2.5)  # both evaluators tick (every second) more than once meanwhile
     checks = httpx.get(f"{b.url}/v1/alerts/{alert_id}/checks", headers=headers).json()["checks"]
     assert len(checks) == 1  # due again only a minute later
+
+
+def test_processes_starting_together_on_fresh_stores_all_serve(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """serve --workers 6 on an empty PostgreSQL schema and an empty ClickHouse: the
+    processes take turns bringing the stores up to date, and every one of them serves
+    (one that failed its start would stop the whole server)."""
+    server = launch_scaled(Path(tmp_path_factory.mktemp("together")), workers=6)
+    try:
+        tenant = server.new_tenant()
+        for _ in range(60):  # a new connection each: any process may accept it
+            assert server.send(tenant.ingest_key, "logs", [{"n": 1}]).status_code == 202
+        log = server.log_path.read_text()
+        assert "startup failed" not in log
+        served_by = set(re.findall(r" INFO \[(\d+)\] limelight\.access: POST /events", log))
+        assert len(served_by) >= 3, served_by  # the processes are up, not one left alone
+        assert server.proc is not None and server.proc.poll() is None
+    finally:
+        server.stop()

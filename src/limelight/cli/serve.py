@@ -135,7 +135,8 @@ def worker() -> None:
     configure_logging(settings)
     meta = inst.meta
     events = open_event_store(settings)
-    events.start()
+    with meta.startup_lock():  # beside API processes starting on the same stores
+        events.start()
     evaluator = Evaluator(settings, meta, events)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -54,6 +56,8 @@ class MetaDB:
         # Built once: deriving it per transaction cost 0.2 ms, as much as a small write.
         self._immediate = self.engine.execution_options(immediate=True)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._startup_mutex = threading.RLock()
+        self._startup_depth = 0
 
     @contextmanager
     def session(self, *, immediate: bool = False) -> Iterator[Session]:
@@ -73,6 +77,59 @@ class MetaDB:
         with (self._immediate if immediate else self.engine).begin() as c:
             yield c
 
+    @contextmanager
+    def startup_lock(self) -> Iterator[None]:
+        """Held while a process brings the stores up to date: processes that start
+        together (``serve --workers N``, replicas) take turns, and each finds what the
+        one before it applied.
+
+        Without it two processes starting on fresh stores ran the same migrations at
+        once: one failed on a table the other had just created, or wrote through a
+        view whose table the other had just changed (ClickHouse: "Number of columns
+        doesn't match"), and its server exited at start. PostgreSQL: an advisory lock
+        per schema. SQLite: an ``flock`` beside the database file. Re-entrant within
+        this MetaDB, so ``migrate`` may run under it.
+        """
+        with self._startup_mutex:
+            if self._startup_depth:
+                self._startup_depth += 1
+                try:
+                    yield
+                finally:
+                    self._startup_depth -= 1
+                return
+            with self._startup_lock_held():
+                self._startup_depth = 1
+                try:
+                    yield
+                finally:
+                    self._startup_depth = 0
+
+    @contextmanager
+    def _startup_lock_held(self) -> Iterator[None]:
+        if self.engine.dialect.name == "postgresql":
+            key = text("SELECT hashtext('limelight.startup:' || current_schema())")
+            with self.engine.connect() as c:
+                lock_key = c.execute(key).scalar_one()
+                c.execute(text("SELECT pg_advisory_lock(:k)"), {"k": lock_key})
+                c.commit()
+                try:
+                    yield
+                finally:
+                    c.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": lock_key})
+                    c.commit()
+            return
+        database = self.engine.url.database
+        if not database or database == ":memory:":
+            yield  # one process's own database: nobody to take turns with
+            return
+        with open(f"{database}.startup.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def migrate(self, revision: str = "head") -> None:
         """Apply Alembic migrations up to ``revision`` (tests stop earlier to test one)."""
         from alembic import command
@@ -81,7 +138,8 @@ class MetaDB:
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
         cfg.attributes["connection_engine"] = self.engine
-        command.upgrade(cfg, revision)
+        with self.startup_lock():
+            command.upgrade(cfg, revision)
 
     def dispose(self) -> None:
         self.engine.dispose()
