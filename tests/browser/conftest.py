@@ -40,7 +40,10 @@ def chromium_path() -> str | None:
     return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: a sync Playwright keeps an event loop running in the
+# test thread while it lives, and later tests on the same worker that run a loop of
+# their own (the alert notifier's asyncio.run) would fail beside it.
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
     path = chromium_path()
     if path is None:
