@@ -23,18 +23,35 @@ settings.register_profile("thorough", parent=settings.get_profile("limelight"), 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "limelight"))
 
 
-@pytest.fixture(scope="session", params=["embedded", "scaled"])
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, LiveServer]]:
+    """The session's servers by mode, each started on first use and kept to the end.
+
+    Not a parametrized session fixture: pytest tears one of those down whenever the
+    next test wants the other parameter, and with the modules handed out to workers
+    one at a time that restarted the servers a dozen times per worker (3-4 s each).
+    """
+    started: dict[str, LiveServer] = {}
+    yield started
+    for srv in started.values():
+        srv.stop()
+
+
+@pytest.fixture(scope="module", params=["embedded", "scaled"])
 def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
+    request: pytest.FixtureRequest,
+    servers: dict[str, LiveServer],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> LiveServer:
     """One real server for the whole test session, in each mode: embedded (one process,
     SQLite and chDB) and scaled (two API processes, PostgreSQL and a ClickHouse double)."""
-    if request.param == "scaled":
-        srv = launch_scaled(tmp_path_factory.mktemp("scaled"))
-    else:
-        srv = launch(tmp_path_factory.mktemp("server"))
-    yield srv
-    srv.stop()
+    mode = request.param
+    if mode not in servers:
+        if mode == "scaled":
+            servers[mode] = launch_scaled(tmp_path_factory.mktemp("scaled"))
+        else:
+            servers[mode] = launch(tmp_path_factory.mktemp("server"))
+    return servers[mode]
 
 
 @pytest.fixture()

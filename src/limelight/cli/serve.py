@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from limelight.app import AppName, served_urls
 from limelight.bootstrap import BootstrapResult, ensure_default
 from limelight.cli.failures import BadUsage
 from limelight.cli.installation import installation
@@ -19,6 +18,11 @@ from limelight.http_server import ensure_port_free
 from limelight.logs import configure_logging
 from limelight.settings import Settings
 from limelight.store.meta import repos
+
+if TYPE_CHECKING:
+    # The app (FastAPI, every route) costs a quarter of a second to import: only
+    # `serve` needs it, not every command.
+    from limelight.app import AppName
 
 log = logging.getLogger("limelight.server")
 
@@ -33,6 +37,8 @@ def _print_bootstrap(result: BootstrapResult, settings: Settings, app_name: AppN
     ]
     if result.admin_password:
         fields.append(("Password", result.admin_password))
+    from limelight.app import served_urls
+
     print_fields([*fields, *served_urls(settings, app_name)])
     if result.admin_key or result.admin_password:
         note("the admin key and the password are shown once: keep them")
