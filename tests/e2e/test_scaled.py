@@ -4,6 +4,7 @@ process counts or holds, the other sees. Requests go to the process each step na
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,8 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.alert_support import webhook_receiver
 from tests.e2e.oauth_support import Browser, new_user, post_forms
-from tests.support import LiveServer, launch_pair, launch_scaled
+from tests.support import CLI, LiveServer, launch_pair, launch_scaled
 
 RUNS_PER_MINUTE = 4
 FAILURES_PER_ACCOUNT = 5
@@ -122,3 +124,63 @@ def test_processes_starting_together_on_fresh_stores_all_serve(
         assert server.proc is not None and server.proc.poll() is None
     finally:
         server.stop()
+
+
+def test_the_notification_quota_is_the_deployments_whichever_worker_sends(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """API processes leave alerts to `limelight worker`; a workspace allowed one
+    notification a minute gets one, though a second worker (here: after the first has
+    stopped) checks its second alert."""
+    with webhook_receiver() as hooks:
+        server = launch_scaled(
+            Path(tmp_path_factory.mktemp("workers")),
+            {
+                "LIMELIGHT_ALERTS_EVALUATE": "false",
+                "LIMELIGHT_ALERT_NOTIFICATIONS_PER_MINUTE": "1",
+                "LIMELIGHT_DESTINATION_ALLOW_NETWORKS": "127.0.0.0/8",
+            },
+            workers=1,
+        )
+        try:
+            tenant = server.new_tenant()
+            assert server.send(tenant.ingest_key, "logs", [{"n": 1}]).status_code == 202
+            api = httpx.Client(base_url=server.url, headers={"Authorization": tenant.admin_key})
+            query = {"calculations": [{"operator": "COUNT"}]}
+            query_id = api.post("/v1/queries", json=query).json()["query"]["id"]
+
+            def firing_alert(name: str) -> str:
+                alert = {
+                    "name": name,
+                    "query_id": query_id,
+                    "threshold": {"operation": ">", "value": 0},
+                    "window": "1h",
+                    "destinations": [{"type": "webhook", "url": hooks.url(f"/{name}")}],
+                }
+                answer = api.post("/v1/alerts", json=alert)
+                assert answer.status_code == 200, answer.text
+                return str(answer.json()["alert"]["id"])
+
+            def checked_by_a_worker(alert_id: str) -> dict[str, object]:
+                worker = subprocess.Popen(
+                    [*CLI, "worker"], env=server.env, stderr=subprocess.DEVNULL
+                )
+                try:
+                    deadline = time.monotonic() + 30
+                    while not (checks := api.get(f"/v1/alerts/{alert_id}/checks").json()["checks"]):
+                        assert time.monotonic() < deadline, "no worker checked the alert"
+                        time.sleep(0.2)
+                finally:
+                    worker.terminate()
+                    worker.wait(10)
+                return dict(checks[0])
+
+            first = checked_by_a_worker(firing_alert("first"))
+            assert first["state"] == "ALARM"
+            assert len(hooks.wait_for("/first", 1, timeout=10)) == 1
+            second = checked_by_a_worker(firing_alert("second"))
+            assert second["state"] == "ALARM"
+            time.sleep(1)  # a notification sent would have arrived by now
+            assert hooks.on("/second") == []
+        finally:
+            server.stop()

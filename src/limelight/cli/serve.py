@@ -128,6 +128,7 @@ def serve(
 def worker() -> None:
     """Check due alerts until stopped (server mode: beside any number of API processes)."""
     from limelight.alerts.evaluator import Evaluator
+    from limelight.runtime import shared_counts
     from limelight.store.events import open_event_store
 
     inst = installation()
@@ -143,7 +144,8 @@ def worker() -> None:
     events = open_event_store(settings)
     with meta.startup_lock():  # beside API processes starting on the same stores
         events.start()
-    evaluator = Evaluator(settings, meta, events)
+    # The notification quotas are the deployment's, whichever worker sends.
+    evaluator = Evaluator(settings, meta, events, counts=shared_counts(settings, meta))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
