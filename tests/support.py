@@ -180,6 +180,10 @@ def launch(
         # its next request fail with a reset, which is not what these tests are about.
         "LIMELIGHT_KEEP_ALIVE_TIMEOUT": "120",
         "LIMELIGHT_HEADER_TIMEOUT": "120",
+        # Tests send events of fixed dates a year back; the retention pass of a test
+        # server that lives for the whole run must not remove one between its send and
+        # its read (tests/e2e/test_retention.py runs retention at the default).
+        "LIMELIGHT_RETENTION_DAYS": "3650",
         **(extra_env or {}),
     }
     server = LiveServer(data_dir=data_dir, port=port, env=env, serve_args=serve_args)

@@ -14,9 +14,12 @@ from typing import Any
 from limelight.errors import NotFound, StoreError, Unavailable
 from limelight.ingest.service import check_dataset
 from limelight.query.keys import SYSTEM_FIELDS, kinds_of_stored
+from limelight.retention import describe, retentions
 from limelight.runs.limits import RunLimits, store_failure_message
 from limelight.runs.lookups import dataset_counts, dataset_exists, dataset_paths
+from limelight.settings import Settings
 from limelight.store.events.base import EventStore
+from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 
 DEFAULT_TIMEFRAME_MS = 24 * 3600 * 1000
@@ -43,6 +46,15 @@ def list_datasets(
     except StoreError as exc:
         raise Unavailable(store_failure_message(exc, limits)) from exc
     return [{"name": c.name, "count": c.count, "last_event_at": c.last_event_ms} for c in counts]
+
+
+def with_retention(
+    meta: MetaDB, settings: Settings, tenant: Tenant, datasets: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The datasets with how long each keeps its events (``retention``, ``"30d"``) and
+    whether that is the deployment's default (``retention_is_default``)."""
+    own = retentions(meta, tenant)
+    return [d | describe(d["name"], own.get(d["name"]), settings) for d in datasets]
 
 
 SYSTEM_KEYS = [{"key": key, "types": [kind]} for key, (_, kind) in SYSTEM_FIELDS.items()]

@@ -8,6 +8,7 @@ from limelight.alerts.evaluator import Evaluator
 from limelight.alerts.service import AlertService
 from limelight.auth.throttle import FailedAuthThrottle
 from limelight.ratelimit import MemoryCounts, RedisCounts, WindowCounts
+from limelight.retention import Retention
 from limelight.runs import QueryRunService
 from limelight.settings import Settings
 from limelight.store.events import EventStore, open_event_store
@@ -35,6 +36,7 @@ class Runtime:
     evaluator: Evaluator
     # The failed-authentication limits, shared by the console and the OAuth endpoints.
     throttle: FailedAuthThrottle
+    retention: Retention
     started: bool = field(default=False)
 
     @classmethod
@@ -50,6 +52,7 @@ class Runtime:
             AlertService(settings, meta),
             Evaluator(settings, meta, events, counts=counts),
             FailedAuthThrottle(settings, counts=counts),
+            Retention(settings, meta, events),
         )
 
     def start(self) -> None:
@@ -62,9 +65,12 @@ class Runtime:
         self.runs.start()
         if self.settings.alerts_evaluate:
             self.evaluator.start()
+        if self.settings.retention_enforce:
+            self.retention.start()
         self.started = True
 
     def close(self) -> None:
+        self.retention.close()
         self.evaluator.close()
         self.runs.close()
         self.events.close()

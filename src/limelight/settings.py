@@ -176,6 +176,19 @@ class Settings(BaseSettings):
         30, gt=0, description="A query run that waits longer than this for a worker fails."
     )
 
+    # Retention (see the README, "Retention").
+    retention_days: float = Field(
+        30, gt=0, le=3650, description="How long events are kept, unless a dataset says otherwise."
+    )
+    retention_enforce: bool = Field(
+        True,
+        description="Remove events past their retention from this process "
+        "(serve and `limelight worker`; off where another process does).",
+    )
+    retention_every_minutes: float = Field(
+        60, gt=0, description="How often events past their retention are removed."
+    )
+
     # Alerts (see the README, "Alerts").
     alerts_evaluate: bool = Field(
         True, description="Check due alerts in this process (off where `limelight worker` does)."

@@ -285,6 +285,32 @@ def test_one_exit_code_per_kind_of_failure(cli: Cli) -> None:
     assert code == 3 and "error: the metadata database cannot be used" in err
 
 
+def test_datasets_retention_is_set_listed_and_refused_with_reasons(cli: Cli) -> None:
+    cli.ok("workspaces", "create", "acme")
+    cli.ok("environments", "create", "prod", "--workspace", "acme")
+    cli.ok("workspaces", "create", "globex")
+    cli.ok("environments", "create", "prod", "--workspace", "globex")
+    said = cli.ok("datasets", "retention", "prod", "audit", "400d", "--workspace", "acme")
+    assert "audit keeps its events for 400d" in said
+    cli.ok("datasets", "retention", "prod", "debug", "12h", "--workspace", "acme")
+    assert cli.json("datasets", "list", "prod", "--workspace", "acme") == {
+        "default": "30d",
+        "datasets": [
+            {"name": "audit", "retention": "400d", "retention_is_default": False},
+            {"name": "debug", "retention": "12h", "retention_is_default": False},
+        ],
+    }
+    # The other workspace's environment of the same name is untouched.
+    assert cli.json("datasets", "list", "prod", "--workspace", "globex")["datasets"] == []
+
+    back = cli.json("datasets", "retention", "prod", "debug", "default", "--workspace", "acme")
+    assert back == {"name": "debug", "retention": "30d", "retention_is_default": True}
+    refused = cli.run("datasets", "retention", "prod", "audit", "a week", "--workspace", "acme")
+    assert refused.returncode == 1
+    assert 'a duration such as "30s", "5m", "1h" or "1d"' in refused.stderr
+    assert "'nowhere'" in cli.fails("datasets", "list", "nowhere", "--workspace", "acme")
+
+
 def test_every_command_has_help() -> None:
     import click
     from typer.main import get_command

@@ -6,15 +6,24 @@ import time
 from typing import Any
 
 import httpx
+import orjson
 
 from tests.support import LiveServer, Tenant
 
 HOUR = 3_600_000
+DEFAULT = {"retention": "30d", "retention_is_default": True}
 
 
 def get(server: LiveServer, key: str | None, path: str, **params: Any) -> httpx.Response:
     headers = {"Authorization": key} if key else {}
     return httpx.get(f"{server.url}{path}", params=params, headers=headers, timeout=30)
+
+
+def put_retention(server: LiveServer, key: str | None, dataset: str, body: Any) -> httpx.Response:
+    headers = {"Authorization": key} if key else {}
+    content = body if isinstance(body, bytes) else orjson.dumps(body)
+    url = f"{server.url}/v1/datasets/{dataset}/retention"
+    return httpx.put(url, content=content, headers=headers, timeout=30)
 
 
 def test_datasets_are_listed_with_their_counts_and_last_event_over_the_timeframe(
@@ -41,14 +50,14 @@ def test_datasets_are_listed_with_their_counts_and_last_event_over_the_timeframe
     answer = get(server, tenant.admin_key, "/v1/datasets")
     assert answer.status_code == 200, answer.text
     assert answer.json() == {
-        "datasets": [{"name": "checkout", "count": 2, "last_event_at": now - HOUR}]
+        "datasets": [{"name": "checkout", "count": 2, "last_event_at": now - HOUR, **DEFAULT}]
     }
 
     wider = get(server, tenant.admin_key, "/v1/datasets", **{"from": old, "to": now})
     assert wider.json() == {
         "datasets": [
-            {"name": "audit", "count": 1, "last_event_at": old},
-            {"name": "checkout", "count": 3, "last_event_at": now - HOUR},
+            {"name": "audit", "count": 1, "last_event_at": old, **DEFAULT},
+            {"name": "checkout", "count": 3, "last_event_at": now - HOUR, **DEFAULT},
         ]
     }
 
@@ -123,3 +132,42 @@ def test_the_datasets_api_answers_as_the_queries_api_does(
     bad = get(server, tenant.admin_key, "/v1/datasets/no%20spaces/keys")
     assert bad.status_code == 400
     assert "invalid dataset name" in bad.json()["reason"]
+
+
+def test_a_dataset_keeps_its_events_for_the_retention_its_environment_gives_it(
+    server: LiveServer, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    for who in (tenant, other_tenant):
+        assert server.send(who.ingest_key, "debug", [{"x": 1}]).status_code == 202
+
+    changed = put_retention(server, tenant.admin_key, "debug", {"retention": "7d"})
+    assert changed.status_code == 200, changed.text
+    own = {"name": "debug", "retention": "7d", "retention_is_default": False}
+    assert changed.json() == {"dataset": own}
+    [listed] = get(server, tenant.admin_key, "/v1/datasets").json()["datasets"]
+    assert listed["retention"] == "7d" and listed["retention_is_default"] is False
+    # The other environment's dataset of the same name keeps the default.
+    [theirs] = get(server, other_tenant.admin_key, "/v1/datasets").json()["datasets"]
+    assert theirs["retention"] == "30d" and theirs["retention_is_default"] is True
+
+    back = put_retention(server, tenant.admin_key, "debug", {"retention": "default"})
+    assert back.json() == {"dataset": {"name": "debug", **DEFAULT}}
+
+    assert put_retention(server, None, "debug", {"retention": "1d"}).status_code == 401
+    assert put_retention(server, tenant.ingest_key, "debug", {"retention": "1d"}).status_code == 403
+    for body, field in [
+        ({"retention": "a week"}, "retention"),
+        ({"retention": "10m"}, "retention"),
+        ({"retention": 7}, "retention"),
+        ({}, "retention"),
+    ]:
+        bad = put_retention(server, tenant.admin_key, "debug", body)
+        assert bad.status_code == 400, body
+        assert bad.json()["errors"][0]["field"] == field
+    not_json = put_retention(server, tenant.admin_key, "debug", b"{7d")
+    assert not_json.status_code == 400
+    assert "not valid JSON" in not_json.json()["reason"]
+    bad_name = put_retention(server, tenant.admin_key, "no%20spaces", {"retention": "1d"})
+    assert bad_name.status_code == 400
+    [still] = get(server, tenant.admin_key, "/v1/datasets").json()["datasets"]
+    assert still["retention_is_default"] is True

@@ -5,9 +5,7 @@ names one)."""
 
 from __future__ import annotations
 
-import os
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -16,53 +14,9 @@ import pytest
 
 from limelight.errors import StoreError
 from limelight.store.events.base import EventStore
-from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.events.ddl import VERSIONS_TABLE, ddl_files
-from limelight.store.events.server_store import ServerEventStore
 from limelight.tenant import Tenant
 from tests import query_reference as ref
-from tests.support import launch_clickhouse_double
-
-REAL_SERVER = os.environ.get("LIMELIGHT_TEST_CLICKHOUSE_URL")
-TRANSPORTS = [
-    "chdb",
-    "server",
-    pytest.param(
-        "real",
-        marks=pytest.mark.skipif(
-            not REAL_SERVER, reason="set LIMELIGHT_TEST_CLICKHOUSE_URL to run against a server"
-        ),
-    ),
-]
-
-
-@pytest.fixture(scope="module", params=TRANSPORTS)
-def store(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[EventStore]:
-    database = f"contract_{uuid.uuid4().hex[:8]}"
-    if request.param == "chdb":
-        shared = ref.shared_chdb_store(tmp_path_factory)
-        chdb = ChdbEventStore(shared.path, database=database)
-        chdb.start()
-        yield chdb
-        chdb.close()
-        return
-    double = None
-    if request.param == "server":
-        double = launch_clickhouse_double(tmp_path_factory.mktemp("double"))
-        url = double.url
-    else:
-        url = str(REAL_SERVER)
-    server = ServerEventStore(url, database=database)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.close()
-        if double is not None:
-            double.stop()
-
 
 TRICKY = ["it's", 'a "quote"', "back\\slash", "tab\there", "new\nline", "ünï😀", "{p0:String}"]
 

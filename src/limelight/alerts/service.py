@@ -14,13 +14,7 @@ from typing import Any
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
 from limelight.alerts.notify import CheckFacts, Notifier, SmtpSettings
-from limelight.alerts.spec import (
-    AlertFields,
-    as_written,
-    format_duration,
-    parse_duration,
-    validate_alert,
-)
+from limelight.alerts.spec import AlertFields, as_written, validate_alert
 from limelight.auth.secrets import SecretKind, new_secret
 from limelight.errors import BadRequest, NotFound
 from limelight.ids import new_id
@@ -34,7 +28,7 @@ from limelight.store.meta.alerts_models import Alert, AlertCheck
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.tenant import Tenant
-from limelight.times import iso_utc
+from limelight.times import format_duration, iso_utc, parse_duration
 
 MAX_CHECKS_LISTED = 1000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -28,32 +28,16 @@ from pydantic import (
 
 from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
 from limelight.errors import BadRequest
+from limelight.times import DAY, MINUTE, duration_error
 from limelight.validation import field_errors
 
 Operation = Literal[">", ">=", "<", "<=", "=", "!="]
-MINUTE, HOUR, DAY = 60, 3600, 86400
 FREQUENCY_RANGE = (MINUTE, DAY)
 WINDOW_RANGE = (MINUTE, 7 * DAY)
 RENOTIFY_RANGE = (MINUTE, 7 * DAY)
 MAX_DESTINATIONS = 20
 MAX_RECIPIENTS = 50
-_DURATION = re.compile(r"([1-9][0-9]{0,6})([smhd])")
-_UNIT_SECONDS = {"s": 1, "m": MINUTE, "h": HOUR, "d": DAY}
 _EMAIL = re.compile(r"[^@\s<>,;\"']+@[^@\s<>,;\"']+\.[^@\s<>,;\"'.]+")
-
-
-def parse_duration(text: str) -> int | None:
-    """Seconds of ``"90s"``, ``"5m"``, ``"1h"``, ``"7d"``; None when not such a duration."""
-    found = _DURATION.fullmatch(text.strip())
-    return int(found.group(1)) * _UNIT_SECONDS[found.group(2)] if found else None
-
-
-def format_duration(seconds: int) -> str:
-    """The shortest exact form: 86400 -> "1d", 5400 -> "90m"."""
-    for unit in ("d", "h", "m"):
-        if seconds % _UNIT_SECONDS[unit] == 0:
-            return f"{seconds // _UNIT_SECONDS[unit]}{unit}"
-    return f"{seconds}s"
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -137,18 +121,6 @@ SERVICE_FIELDS = frozenset(
 )
 
 
-def _duration_error(text: str | None, bounds: tuple[int, int]) -> str | None:
-    if text is None:
-        return None
-    seconds = parse_duration(text)
-    low, high = bounds
-    if seconds is None:
-        return 'a duration such as "30s", "5m", "1h" or "1d"'
-    if not low <= seconds <= high:
-        return f"from {format_duration(low)} to {format_duration(high)}"
-    return None
-
-
 def _destination_errors(
     destinations: list[Any] | None, policy: DestinationPolicy
 ) -> list[dict[str, str]]:
@@ -189,7 +161,7 @@ def validate_alert(data: object, policy: DestinationPolicy) -> AlertFields:
         ("window", WINDOW_RANGE),
         ("renotify", RENOTIFY_RANGE),
     ):
-        if problem := _duration_error(getattr(fields, name), bounds):
+        if problem := duration_error(getattr(fields, name), bounds):
             errors.append({"field": name, "message": problem})
     if fields.name is not None and not fields.name.strip():
         errors.append({"field": "name", "message": "must not be blank"})

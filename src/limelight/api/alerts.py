@@ -7,9 +7,8 @@ naming each bad field.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-import orjson
 from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,8 +16,7 @@ from starlette.responses import Response
 
 from limelight.api.deps import admin_key
 from limelight.auth.api_keys import KeyContext
-from limelight.errors import BadRequest
-from limelight.web.body import read_body
+from limelight.web.body import read_json
 from limelight.web.problems import json_response
 from limelight.web.request import runtime_of
 
@@ -26,19 +24,11 @@ router = APIRouter(tags=["alerts"])
 AdminKey = Annotated[KeyContext, Depends(admin_key)]
 
 
-async def _body(request: Request) -> Any:
-    body = await read_body(request, runtime_of(request).settings.max_request_bytes)
-    try:
-        return orjson.loads(body or b"{}")
-    except orjson.JSONDecodeError:
-        raise BadRequest(message="Invalid alert", reason="the body is not valid JSON") from None
-
-
 @router.post("/v1/alerts")
 @router.post("/v1/alerts/", include_in_schema=False)
 async def create_alert(request: Request, key: AdminKey) -> Response:
     """Create an alert; the answer holds its id and its webhook secret (shown only here)."""
-    body = await _body(request)
+    body = await read_json(request, "alert")
     alerts = runtime_of(request).alerts
     created = await run_in_threadpool(alerts.create, key.tenant, body, key.user_id)
     return json_response({"alert": created})
@@ -60,7 +50,7 @@ async def get_alert(request: Request, key: AdminKey, alert_id: str) -> Response:
 @router.put("/v1/alerts/{alert_id}")
 async def update_alert(request: Request, key: AdminKey, alert_id: str) -> Response:
     """Partial update: the fields sent replace the stored ones; the alert is checked again."""
-    body = await _body(request)
+    body = await read_json(request, "alert")
     alerts = runtime_of(request).alerts
     changed = await run_in_threadpool(alerts.update, key.tenant, alert_id, body)
     return json_response({"alert": changed})

@@ -15,7 +15,10 @@ from starlette.responses import Response
 
 from limelight.api.deps import admin_key
 from limelight.auth.api_keys import KeyContext
-from limelight.datasets import dataset_keys, list_datasets, timeframe
+from limelight.datasets import dataset_keys, list_datasets, timeframe, with_retention
+from limelight.errors import BadRequest
+from limelight.retention import set_dataset_retention
+from limelight.web.body import read_json
 from limelight.web.problems import json_response
 from limelight.web.request import runtime_of
 
@@ -37,6 +40,7 @@ async def datasets(
     found = await run_in_threadpool(
         list_datasets, rt.events, key.tenant, rt.runs.limits, frm, until
     )
+    found = await run_in_threadpool(with_retention, rt.meta, rt.settings, key.tenant, found)
     return json_response({"datasets": found})
 
 
@@ -46,3 +50,19 @@ async def keys(request: Request, key: AdminKey, name: str) -> Response:
     rt = runtime_of(request)
     found = await run_in_threadpool(dataset_keys, rt.events, key.tenant, name, rt.runs.limits)
     return json_response({"keys": found})
+
+
+@router.put("/v1/datasets/{name}/retention")
+async def retention(request: Request, key: AdminKey, name: str) -> Response:
+    """Keep the dataset's events for ``{"retention": "7d"}``, or for the deployment's
+    default again with ``{"retention": "default"}`` (or null)."""
+    rt = runtime_of(request)
+    body = await read_json(request, "retention")
+    if not isinstance(body, dict) or "retention" not in body:
+        raise BadRequest(
+            message="Invalid retention", errors=[{"field": "retention", "message": "required"}]
+        )
+    found = await run_in_threadpool(
+        set_dataset_retention, rt.meta, rt.settings, key.tenant, name, body["retention"]
+    )
+    return json_response({"dataset": found})

@@ -19,6 +19,7 @@ from limelight.cli.accounts import integrations, users
 from limelight.cli.alerts import alerts
 from limelight.cli.backups import backup, restore
 from limelight.cli.command import LimelightGroup
+from limelight.cli.datasets import datasets
 from limelight.cli.serve import bootstrap, migrate, serve, worker
 from limelight.cli.tenancy import environments, keys, workspaces
 
@@ -39,5 +40,6 @@ app.add_typer(keys, name="keys")
 app.add_typer(users, name="users")
 app.add_typer(integrations, name="integrations")
 app.add_typer(alerts, name="alerts")
+app.add_typer(datasets, name="datasets")
 
 __all__ = ["app"]

@@ -74,7 +74,8 @@ def failure_of(exc: BaseException) -> CliFailure | None:
     if isinstance(exc, CliFailure):
         return exc
     if isinstance(exc, ExposedError):
-        return Refused(exc.reason or exc.message)
+        named = "; ".join(f"{e['field']}: {e['message']}" for e in exc.errors or [])
+        return Refused(exc.reason or (f"{exc.message}: {named}" if named else exc.message))
     if isinstance(exc, WeakPassword | BadLogo | BadRedirect):
         return Refused(str(exc))
     if isinstance(exc, DataDirHeld | PortInUse):

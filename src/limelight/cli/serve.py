@@ -126,8 +126,10 @@ def serve(
 
 
 def worker() -> None:
-    """Check due alerts until stopped (server mode: beside any number of API processes)."""
+    """Check due alerts and apply retention until stopped (server mode: beside any number
+    of API processes)."""
     from limelight.alerts.evaluator import Evaluator
+    from limelight.retention import Retention
     from limelight.runtime import shared_counts
     from limelight.store.events import open_event_store
 
@@ -149,8 +151,12 @@ def worker() -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    retention = Retention(settings, meta, events)
     evaluator.start()
+    if settings.retention_enforce:
+        retention.start()
     log.info("checking alerts as %s", evaluator.owner)
     stop.wait()
+    retention.close()
     evaluator.close()
     events.close()

@@ -17,7 +17,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight import saved_queries
-from limelight.alerts.spec import parse_duration
 from limelight.console.datasets import known_keys
 from limelight.console.query_form import (
     CALCULATION_OPERATORS,
@@ -39,6 +38,7 @@ from limelight.errors import BadRequest, ExposedError
 from limelight.query.spec import QueryFields, fields_to_json, validate_fields
 from limelight.runs import RunView
 from limelight.runs.waiting import current, settled
+from limelight.times import parse_duration
 from limelight.web.request import runtime_of
 
 router = console_router()

@@ -13,7 +13,7 @@ from limelight.console.render import render
 from limelight.console.route import console_router
 from limelight.console.scope import Here
 from limelight.console.timeframe import PRESETS, window_of
-from limelight.datasets import SYSTEM_KEYS, dataset_keys, list_datasets
+from limelight.datasets import SYSTEM_KEYS, dataset_keys, list_datasets, with_retention
 from limelight.errors import NotFound
 from limelight.runtime import Runtime
 from limelight.tenant import Tenant
@@ -37,6 +37,7 @@ async def datasets_page(request: Request, here: Here) -> Response:
     found = await run_in_threadpool(
         list_datasets, rt.events, here.tenant, rt.runs.limits, window.from_ms, window.to_ms
     )
+    found = await run_in_threadpool(with_retention, rt.meta, rt.settings, here.tenant, found)
     ingest_key = None
     if not found:
         ingest_key = await run_in_threadpool(ingest_key_for, rt.meta, here.env.environment_id)

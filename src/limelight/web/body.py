@@ -4,7 +4,9 @@ on the way)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+import orjson
 from starlette.requests import Request
 
 from limelight.errors import BadRequest, PayloadTooLarge, RequestTimeout
@@ -40,3 +42,13 @@ async def read_body(request: Request, limit: int) -> bytes:
             headers={"Connection": "close"},
         ) from None
     return reader.finish()
+
+
+async def read_json(request: Request, what: str) -> Any:
+    """The JSON body (``{}`` when empty), within the request size limit; 400 naming
+    ``what`` when it is not JSON."""
+    body = await read_body(request, runtime_of(request).settings.max_request_bytes)
+    try:
+        return orjson.loads(body or b"{}")
+    except orjson.JSONDecodeError:
+        raise BadRequest(message=f"Invalid {what}", reason="the body is not valid JSON") from None

@@ -8,7 +8,7 @@ import pytest
 
 from limelight.alerts.check import AlertState, Notification, judge, notification_due
 from limelight.alerts.evaluator import next_due
-from limelight.alerts.spec import format_duration, parse_duration
+from limelight.times import format_duration, parse_duration
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 

@@ -109,15 +109,34 @@ class EventStore(Protocol):
     def paths_table(self) -> str:
         """The table of the types each JSON path is stored as (see ``paths``)."""
 
+    @property
+    def data_table(self) -> str:
+        """The events table that holds the rows (a shard's own on a cluster)."""
+
+    @property
+    def on_cluster(self) -> str:
+        """`` ON CLUSTER <name>`` for statements every node must run; else empty."""
+
 
 class TablesOf:
     """The events tables of a store's database, named once for both stores."""
 
     _database: str
+    _cluster: str | None = None
 
     @property
     def table(self) -> str:
         return f"{self._database}.events"
+
+    @property
+    def data_table(self) -> str:
+        """The table that holds the rows: on a cluster each shard's own, which mutations
+        and partition changes address (``ON CLUSTER``), not the Distributed one."""
+        return f"{self.table}_local" if self._cluster else self.table
+
+    @property
+    def on_cluster(self) -> str:
+        return f" ON CLUSTER {self._cluster}" if self._cluster else ""
 
     @property
     def paths_table(self) -> str:

@@ -35,6 +35,7 @@ class ServerEventStore(TablesOf):
     def __init__(self, url: str, database: str = "limelight", cluster: str | None = None) -> None:
         self._url = url
         self._database = database
+        self._cluster = cluster
         self._target = DdlTarget(database, cluster)
         # On a cluster an insert goes to the Distributed table: acknowledged only once
         # the shards have written it, as on one server.

@@ -1,0 +1,118 @@
+"""Removing events past their retention, for every tenant at once.
+
+The one place that writes statements over events of every tenant: retention is
+the deployment's job, not a tenant's request, so it does not go through the
+query layer's tenant filter. Each statement names the rows it removes by
+tenant, dataset and time, and nothing here ever reads an event back.
+
+Two ways, cheapest first:
+- a day partition (the table is partitioned by ``toDate(timestamp)``) whose
+  every event is older than the oldest cutoff of all is dropped whole: no
+  data is read or rewritten;
+- the rest goes by lightweight ``DELETE`` (rows are masked at once and left
+  out of every read; merges remove them from disk), one statement per cutoff,
+  and only when a count says there are rows to delete: a ``DELETE`` that
+  matches nothing still writes a new version of every part it considers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from limelight.store.events.base import EventStore
+from limelight.tenant import Tenant
+
+_DAY_PARTITION = re.compile(r"[0-9]{8}")  # toDate's partition id: YYYYMMDD
+_BEFORE = "timestamp < fromUnixTimestamp64Milli({before:Int64}, 'UTC')"
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetCutoff:
+    """A dataset whose events older than ``before_ms`` go, whatever the default."""
+
+    tenant: Tenant
+    dataset: str
+    before_ms: int
+
+
+@dataclass(slots=True)
+class Expired:
+    """What one pass removed: whole day partitions, and rows by lightweight delete."""
+
+    partitions: list[str]
+    rows: int = 0
+
+
+def _partitions_before(store: EventStore, before_ms: int) -> list[str]:
+    """The day partitions that hold only events older than ``before_ms``, on every node."""
+    table = store.data_table
+    database, name = table.split(".", 1)
+    source = "system.parts"
+    if store.on_cluster:
+        cluster = store.on_cluster.removeprefix(" ON CLUSTER ")
+        source = f"clusterAllReplicas('{cluster}', system.parts)"
+    result = store.query(
+        f"SELECT DISTINCT partition_id AS id FROM {source} "
+        "WHERE database = {database:String} AND table = {name:String} AND active "
+        "ORDER BY id",
+        {"database": database, "name": name},
+        ["id"],
+    )
+    last_day = datetime.fromtimestamp(before_ms / 1000, UTC).strftime("%Y%m%d")
+    # A partition of day D holds events of [D, D + 1 day): all older than the cutoff
+    # when D is before the cutoff's day. Ids compare as dates (fixed width).
+    return [
+        str(r["id"])
+        for r in result.rows
+        if _DAY_PARTITION.fullmatch(str(r["id"])) and str(r["id"]) < last_day
+    ]
+
+
+def _delete(store: EventStore, where: str, params: dict[str, Any]) -> int:
+    """Delete the rows ``where`` selects when there are any; how many there were."""
+    found = store.query(f"SELECT count() AS n FROM {store.table} WHERE {where}", params, ["n"])
+    count = int(found.rows[0]["n"])
+    if count:
+        store.command(f"DELETE FROM {store.data_table}{store.on_cluster} WHERE {where}", params)
+    return count
+
+
+def _dataset_condition(cutoff: DatasetCutoff, n: int) -> tuple[str, dict[str, Any]]:
+    where = f"workspace_id = {{w{n}:String}} AND environment_id = {{e{n}:String}} " \
+            f"AND dataset = {{d{n}:String}}"  # fmt: skip
+    params = {
+        f"w{n}": cutoff.tenant.workspace_id,
+        f"e{n}": cutoff.tenant.environment_id,
+        f"d{n}": cutoff.dataset,
+    }
+    return where, params
+
+
+def expire(store: EventStore, default_before_ms: int, cutoffs: Sequence[DatasetCutoff]) -> Expired:
+    """Remove every event older than ``default_before_ms``, except in the datasets of
+    ``cutoffs``, whose events go when older than their own cutoff (sooner or later)."""
+    oldest = min([default_before_ms, *(c.before_ms for c in cutoffs)])
+    expired = Expired(_partitions_before(store, oldest))
+    for partition in expired.partitions:
+        store.command(
+            f"ALTER TABLE {store.data_table}{store.on_cluster} DROP PARTITION ID '{partition}'"
+        )
+
+    kept: list[str] = []
+    params: dict[str, Any] = {"before": default_before_ms}
+    for n, cutoff in enumerate(cutoffs):
+        where, named = _dataset_condition(cutoff, n)
+        kept.append(f"NOT ({where})")
+        params |= named
+    expired.rows += _delete(store, " AND ".join([_BEFORE, *kept]), params)
+
+    for cutoff in cutoffs:
+        where, named = _dataset_condition(cutoff, 0)
+        expired.rows += _delete(
+            store, f"{where} AND {_BEFORE}", {**named, "before": cutoff.before_ms}
+        )
+    return expired
