@@ -20,6 +20,7 @@ from limelight.api.events import create_events_app
 from limelight.api.metrics import metrics_route
 from limelight.api.oauth import install_oauth
 from limelight.api.observe import Observe
+from limelight.api.openapi import install_openapi
 from limelight.api.operator import operator_routes
 from limelight.api.otel import create_otel_app
 from limelight.api.queries import router as queries_router
@@ -121,6 +122,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     # their own prefix (a dataset named "queries" would otherwise collide).
     app.mount("/events", create_events_app(rt))
     app.mount("/otel", create_otel_app(rt))
+    install_openapi(app)
     return app
 
 

@@ -13,6 +13,7 @@ from starlette.responses import Response
 from limelight.auth.sessions import Sessions
 from limelight.console import (
     alerts,
+    api_docs,
     authorize,
     builder,
     datasets,
@@ -54,6 +55,7 @@ def install_console(app: FastAPI, runtime: Runtime) -> None:
     app.state.sessions = Sessions(runtime.meta, runtime.settings, runtime.throttle)
     app.state.tail_slots = tail.TailSlots()
     for module in (
+        api_docs,
         authorize,
         login,
         home,
