@@ -30,6 +30,27 @@ from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 
 CLI = [sys.executable, "-m", "limelight"]
+# Commands that hold a process of their own (a server, a worker, the engine of a backup)
+# or run an event loop (a test notification), run as the user runs them: a subprocess.
+OWN_PROCESS = {("serve",), ("worker",), ("backup",), ("restore",), ("alerts", "test")}
+
+
+def run_cli(
+    args: list[str] | tuple[str, ...], env: dict[str, str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``limelight ARGS`` with ``env``, answered as a finished process: in this process
+    (typer's runner: the same commands, output and exit codes, without the 0.7 s a
+    Python start costs), except the commands of ``OWN_PROCESS``."""
+    if tuple(args[:1]) in OWN_PROCESS or tuple(args[:2]) in OWN_PROCESS:
+        return subprocess.run(
+            [*CLI, *args], env=env, capture_output=True, text=True, input=stdin, check=False
+        )
+    from typer.testing import CliRunner
+
+    from limelight.cli import app
+
+    result = CliRunner().invoke(app, list(args), env=env, input=stdin, catch_exceptions=False)
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
 
 
 @dataclass
@@ -106,9 +127,7 @@ class LiveServer:
         self.proc.wait()
 
     def cli(self, *args: str, stdin: str | None = None) -> str:
-        out = subprocess.run(
-            [*CLI, *args], env=self.env, capture_output=True, text=True, input=stdin, check=False
-        )
+        out = run_cli(args, self.env, stdin)
         if out.returncode != 0:
             raise RuntimeError(f"limelight {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}")
         return out.stdout

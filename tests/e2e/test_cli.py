@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import CLI, launch
+from tests.support import CLI, launch, run_cli
 
 PASSWORD = "a long enough passphrase 42"
 
@@ -25,8 +25,7 @@ class Cli:
     data_dir: Path
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "LIMELIGHT_DATA_DIR": str(self.data_dir)}
-        return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, check=False)
+        return run_cli(args, {**os.environ, "LIMELIGHT_DATA_DIR": str(self.data_dir)})
 
     def ok(self, *args: str) -> str:
         out = self.run(*args)
@@ -249,9 +248,15 @@ def test_times_carry_their_zone(cli: Cli, tmp_path: Path) -> None:
         assert times and all(t.endswith("+00:00") for t in times), (command, times)
 
 
-def _failure(cli: Cli, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+def _failure(
+    cli: Cli, *args: str, env: dict[str, str] | None = None, process: bool = False
+) -> tuple[int, str]:
+    """The exit code and stderr of a failing command; ``process``: as a process of its own."""
     full = {**os.environ, "LIMELIGHT_DATA_DIR": str(cli.data_dir), **(env or {})}
-    out = subprocess.run([*CLI, *args], env=full, capture_output=True, text=True, check=False)
+    if process:
+        out = subprocess.run([*CLI, *args], env=full, capture_output=True, text=True, check=False)
+    else:
+        out = run_cli(args, full)
     assert "Traceback" not in out.stderr + out.stdout
     return out.returncode, out.stderr
 
@@ -278,10 +283,11 @@ def test_one_exit_code_per_kind_of_failure(cli: Cli) -> None:
     ]
     for args in usage:
         assert _failure(cli, *args)[0] == 2, args
-    code, err = _failure(cli, "workspaces", "list", env={"LIMELIGHT_PORT": "eighty"})
+    # These two as the user meets them: the exit code of a whole process.
+    code, err = _failure(cli, "workspaces", "list", env={"LIMELIGHT_PORT": "eighty"}, process=True)
     assert code == 2 and "LIMELIGHT_PORT" in err
     unreachable = {"LIMELIGHT_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"}
-    code, err = _failure(cli, "workspaces", "list", env=unreachable)
+    code, err = _failure(cli, "workspaces", "list", env=unreachable, process=True)
     assert code == 3 and "error: the metadata database cannot be used" in err
 
 
