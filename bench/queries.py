@@ -101,6 +101,9 @@ FROM (
             ',"level":"', level,
             '","message":"', method, ' ', route, ' completed with ', toString(status),
             if(number % @needle_every@ = 17, ' @needle@', ''),
+            -- words for bench/search.py: one in 50 events, one in 100,003
+            if(number % 50 = 7, ' upstream timeout', ''),
+            if(number % 100003 = 11, ' quasar', ''),
             '","service":"', service,
             '","requestId":"', leftPad(lower(hex(h2)), 16, '0'), leftPad(lower(hex(h)), 16, '0'),
             '","traceId":"', lower(hex(bitShiftRight(h2, 3))),

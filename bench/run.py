@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:  # run as a script: make `bench` and `tests` impor
 
 from tests.support import LiveServer, Tenant, launch  # noqa: E402
 
-SECTIONS = ["ingest", "queries", "otel", "alerts", "console", "scale"]
+SECTIONS = ["ingest", "queries", "search", "otel", "alerts", "console", "scale"]
 
 
 @dataclass

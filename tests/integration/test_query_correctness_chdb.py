@@ -201,6 +201,21 @@ def feature_queries() -> Iterator[tuple[str, dict[str, Any], RunOptions]]:
         {"value": '"req-0+2[0-9]"', "isRegex": True},
         {"value": "ÜNÏCODE", "isRegex": True},
         {"value": "50% off"},
+        # Letters alone go through the words index (query.where.needle_sql): inside a
+        # word, after "_", at the start and the end of a value, two letters, a key's
+        # name, and words that touch only across JSON structure (never a match).
+        {"value": "imeou"},
+        {"value": "LOGIN"},
+        {"value": "alpha"},
+        {"value": "off"},
+        {"value": "ta"},
+        {"value": "duration"},
+        {"value": "messagealpha"},
+        {"value": "absentword"},
+        # The other way: one letter, other scripts, digits.
+        {"value": "x"},
+        {"value": "ünïcode"},
+        {"value": "req-0"},
     ):
         yield f"needle {needle}", {"needle": needle}, RunOptions(limit=50)
         yield (

@@ -3,6 +3,7 @@ namespaces, the filters and the needle."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,12 +62,26 @@ class Where:
         return out
 
 
+# The expression of the events' words index (DDL 0011): lower(raw), digits made spaces.
+WORDS = "translate(lower(raw), '0123456789', '          ')"
+# A needle of two or more ASCII letters is looked up in that index (see ``needle_sql``).
+_LETTERS = re.compile(r"[A-Za-z]{2,}")
+
+
 def needle_sql(fields: QueryFields, params: Params) -> str:
     needle = fields.needle
     assert needle is not None
     if needle.isRegex:
         pattern = needle.value if needle.matchCase else "(?i)" + needle.value
         return f"match(raw, {params.add(pattern, 'String')})"
+    if not needle.matchCase and _LETTERS.fullmatch(needle.value):
+        # Exact, and answered from the index alone: ASCII letters occur in raw (ASCII
+        # case folded, as positionCaseInsensitive folds) exactly where they occur in
+        # WORDS, whose digits only became spaces, and always inside one token of it,
+        # so the engine finds the tokens that hold the needle in the index's
+        # dictionary and never reads raw. One letter, or anything else (digits,
+        # punctuation, spaces, other scripts), goes the way below.
+        return f"{WORDS} LIKE {params.add('%' + needle.value.lower() + '%', 'String')}"
     func = "position" if needle.matchCase else "positionCaseInsensitive"
     found = f"{func}(raw, {params.add(needle.value, 'String')}) > 0"
     # Implied by `found` (both fold ASCII letters only), so it never changes the

@@ -90,6 +90,10 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
     "needle_plain": ({"needle": {"value": "TIMEOUT"}}, RunOptions()),
     "needle_case": ({"needle": {"value": "Timeout", "matchCase": True}}, RunOptions()),
     "needle_regex": ({"needle": {"value": 'req-0+1[0-9]"', "isRegex": True}}, RunOptions()),
+    "needle_two_letters": ({"needle": {"value": "Ta"}}, RunOptions()),
+    "needle_one_letter": ({"needle": {"value": "a"}}, RunOptions()),
+    "needle_digits": ({"needle": {"value": "req-0001"}}, RunOptions()),
+    "needle_other_script": ({"needle": {"value": "ünïcode"}}, RunOptions()),
     # namespaces
     "namespaces": (
         {
