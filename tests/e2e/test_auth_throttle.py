@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.oauth_support import Browser, post_forms, register
+from tests.e2e.oauth_support import Browser, new_user, post_forms, register
 from tests.support import LiveServer, launch
 
 PER_ACCOUNT = 10
@@ -137,3 +137,27 @@ def test_concurrent_client_secret_guesses_get_at_most_the_limit_of_checks(
     assert answers[401] <= PER_ACCOUNT, answers
     assert answers[401] + answers[429] == 60, answers
     client.close()
+
+
+def test_padding_the_email_does_not_make_a_new_limit_for_the_same_account(
+    throttled: LiveServer,
+) -> None:
+    email, password = new_user(throttled)
+    form_of: dict[str, dict[str, str]] = {}
+
+    def attempt(address: str, as_typed: str, secret: str) -> int:
+        guesser = Guesser(throttled, address)
+        form = form_of.setdefault(address, guesser.login_form())
+        data = form | {"email": as_typed, "password": secret}
+        status = guesser.client.post("/login", data=data).status_code
+        guesser.close()
+        return status
+
+    # Each guess from its own address, so only the account's limit can stop them.
+    assert [attempt(f"127.0.5.{n}", email, "wrong") for n in range(PER_ACCOUNT)] == [401] * 10
+    assert attempt("127.0.5.100", email, password) == 429
+    # Whitespace past 254 characters, then a character: no longer the account's email
+    # (it was found by a lookup that cut and stripped it, under a limit of its own).
+    padded = [email + " " * (250 - len(email)) + "\t" * n + " " * 8 + "x" for n in range(5)]
+    assert [attempt(f"127.0.6.{n}", p, password) for n, p in enumerate(padded)] == [401] * 5
+    assert attempt("127.0.5.101", email, password) == 429

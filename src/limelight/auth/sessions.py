@@ -73,10 +73,12 @@ class Sessions:
 
     def login(self, email: str, password: str, client_ip: str) -> str:
         """A new session cookie value; ``LoginFailed``, or ``RateLimited`` after too many."""
-        account = f"login:{email.strip().lower()[:254]}"
-        attempt = self.throttle.attempt(client_ip, account)
+        # One normal form for the limit and the lookup: were they cut or stripped apart,
+        # padding past the cut would make a new limit for the same account every time.
+        normal = email.strip().lower()
+        attempt = self.throttle.attempt(client_ip, f"login:{normal[:254]}")
         with self.db.session() as s:
-            user = accounts.user_by_email(s, email[:254])
+            user = accounts.user_by_email(s, normal) if len(normal) <= 254 else None
             stored = user.password_hash if user else None
         # argon2 runs even for an unknown email, so both take as long.
         if not verify_password(stored, password) or user is None:
