@@ -4,6 +4,7 @@ the columns the user picked. Pure, shared by the explorer, its live tail and tra
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -14,7 +15,10 @@ from limelight.query.results import lookup
 # The first of these that holds text is the event's summary; else its JSON.
 MESSAGE_KEYS = ("message", "msg", "name", "body", "error", "event", "log")
 MAX_CELL = 200
-TRACE_ID_LENGTH = 32
+# An OpenTelemetry trace id as the trace page takes it: 32 lowercase hex digits. Anything
+# else is never put in a link (an event's traceId is the sender's text: "../../x" would
+# make a trace link lead to another page of the console).
+TRACE_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def clip(text: str, width: int = MAX_CELL) -> str:
@@ -37,12 +41,16 @@ def summary(event: Mapping[str, Any]) -> str:
     return clip(compact(rest))
 
 
+def as_trace_id(text: str) -> str | None:
+    """``text`` as a trace id (case and surrounding spaces aside), or None."""
+    tid = text.strip().lower()
+    return tid if TRACE_ID.fullmatch(tid) else None
+
+
 def trace_id_of(event: Mapping[str, Any]) -> str | None:
     """The event's trace id (OpenTelemetry spans and logs), when it has one."""
     value = event.get("traceId")
-    if isinstance(value, str) and len(value) == TRACE_ID_LENGTH:
-        return value.lower()
-    return None
+    return as_trace_id(value) if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,10 @@ def utc_text(ms: int | None) -> str:
     """A time as the page shows it before its script puts it in the browser's zone."""
     if ms is None:
         return ""
-    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, UTC)
+    except (OverflowError, OSError, ValueError):  # a time no calendar here can show
+        return ""
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 

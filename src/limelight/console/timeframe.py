@@ -69,5 +69,6 @@ def window_of(params: Mapping[str, str], default: str = "1h", now: int | None = 
         return Window(frm, to)
     preset = params.get("range") or default
     if preset not in PRESETS:
-        raise BadRequest(f"unknown timeframe {preset!r}; one of: {', '.join(PRESETS)}")
+        # The value itself is not repeated: a page must not show text from a link.
+        raise BadRequest(f"unknown timeframe; one of: {', '.join(PRESETS)}")
     return Window(end - PRESETS[preset][0], end, preset)

@@ -7,12 +7,10 @@ a query run over a timeframe: around the time of the event a link came from
 
 from __future__ import annotations
 
-import re
-
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.console.event_lines import event_line
+from limelight.console.event_lines import as_trace_id, event_line
 from limelight.console.render import query_string, render, see_other
 from limelight.console.route import console_router
 from limelight.console.running import outcomes, start
@@ -24,14 +22,8 @@ from limelight.query.spec import validate_fields
 from limelight.web.request import runtime_of
 
 router = console_router()
-TRACE_ID = re.compile(r"[0-9a-f]{32}")
 MAX_SPANS = 1000
 AROUND_MS = 6 * 3_600_000
-
-
-def trace_id_of(text: str) -> str | None:
-    tid = text.strip().lower()
-    return tid if TRACE_ID.fullmatch(tid) else None
 
 
 @router.get("/env/{environment_id}/traces")
@@ -41,7 +33,7 @@ async def traces_page(request: Request, here: Here) -> Response:
     window = window_of(request.query_params, default="7d")
     error = None
     if asked:
-        tid = trace_id_of(asked)
+        tid = as_trace_id(asked)
         if tid:
             return see_other(f"{here.base}/traces/{tid}" + query_string(window.params()))
         error = "A trace id is 32 hexadecimal characters (as OpenTelemetry writes it)."
@@ -60,7 +52,7 @@ async def traces_page(request: Request, here: Here) -> Response:
 @router.get("/env/{environment_id}/traces/{trace_id}")
 async def trace_page(request: Request, here: Here, trace_id: str) -> Response:
     rt = runtime_of(request)
-    tid = trace_id_of(trace_id)
+    tid = as_trace_id(trace_id)
     if tid is None:
         raise BadRequest("a trace id is 32 hexadecimal characters")
     t = request.query_params.get("t", "")

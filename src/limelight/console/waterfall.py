@@ -17,8 +17,13 @@ from limelight.console.event_lines import compact
 
 SPAN_ID_LENGTH = 16
 NS_PER_MS = 1_000_000
-# Below this a `timestamp` is not in nanoseconds: the span's _timestamp (ms) is used.
+# A `timestamp` outside these is not a span's start in nanoseconds (below: another
+# unit; above: past the year 9999, which no page can show): _timestamp (ms) is used.
 NANOSECONDS_FROM = 10**17
+NANOSECONDS_TO = 253_402_300_799_999 * 1_000_000
+# A longer `duration` (ms; a hundred years) is the sender's mistake, not a span's.
+MAX_DURATION_MS = 100 * 365.25 * 86_400_000
+STATUS_CODES = frozenset({"OK", "ERROR", "UNSET"})
 MIN_BAR_PERCENT = 0.3
 
 
@@ -29,14 +34,24 @@ def is_span(event: Mapping[str, Any]) -> bool:
 
 def _start_ns(event: Mapping[str, Any]) -> int:
     stamp = event.get("timestamp")
-    if isinstance(stamp, int) and not isinstance(stamp, bool) and stamp >= NANOSECONDS_FROM:
+    if (
+        isinstance(stamp, int)
+        and not isinstance(stamp, bool)
+        and (NANOSECONDS_FROM <= stamp <= NANOSECONDS_TO)
+    ):
         return stamp
     return int(event["_timestamp"]) * NS_PER_MS
 
 
 def _duration_ms(event: Mapping[str, Any]) -> float | None:
     value = event.get("duration")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and (
+            0 <= value <= MAX_DURATION_MS  # also leaves out NaN and infinity
+        )
+    ):
         return float(value)
     return None
 
@@ -67,6 +82,13 @@ class SpanRow:
     width_percent: float = 0.0
     orphan: bool = False  # its parent span is not among the trace's events
     children: list[SpanRow] = field(default_factory=list)
+
+    @property
+    def status_class(self) -> str:
+        """The status as the page's style knows it: one of three, whatever was sent (the
+        sent text is shown, never made a class name)."""
+        code = self.status.upper()
+        return code.lower() if code in STATUS_CODES else "unset"
 
     @property
     def attributes(self) -> list[tuple[str, str]]:

@@ -17,12 +17,17 @@ from limelight.ingest.redact import may_hold_secrets, redact
 from limelight.store.events.base import EventRow, EventStore
 from limelight.tenant import Tenant
 
-DATASET_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
+# Not "." or "..": browsers and clients resolve them as path segments, so such a dataset
+# could be sent to but never opened (its console links led to other pages).
+DATASET_NAME = re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]{1,128}")
 
 
 def check_dataset(name: str) -> str:
     if not DATASET_NAME.fullmatch(name):
-        raise BadRequest("invalid dataset name: use 1 to 128 letters, digits, '.', '_' or '-'")
+        raise BadRequest(
+            "invalid dataset name: use 1 to 128 letters, digits, '.', '_' or '-' "
+            "(not '.' or '..' alone)"
+        )
     return name
 
 

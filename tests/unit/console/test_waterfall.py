@@ -78,3 +78,26 @@ def test_parents_in_a_cycle_and_deep_nesting_are_all_shown() -> None:
 
 def test_no_span_no_waterfall() -> None:
     assert waterfall([{"traceId": "ab" * 16, "message": "log", "_timestamp": 1}]) is None
+
+
+def test_a_span_sent_with_impossible_times_is_placed_by_its_received_time() -> None:
+    sane = span("a", None, 0, 10)
+    far = span("b", "a", 5, 1, timestamp=10**26)  # past the year 9999 in nanoseconds
+    huge = span("c", "a", 5, 1e308)  # a duration no span has
+    shown = waterfall([sane, far, huge])
+    assert shown is not None
+    rows = {r.span_id[0]: r for r in shown.rows}
+    assert rows["b"].start_ns == far["_timestamp"] * MS
+    assert rows["c"].duration_ms is None
+    assert shown.total_ms == 10
+
+
+def test_the_status_class_is_one_of_three_whatever_was_sent() -> None:
+    sent = ["OK visually-hidden", "error", "UNSET", "Ok", "STATUS_CODE_ERROR", ""]
+    events = [span(str(n), None, n, 1, status={"code": c}) for n, c in enumerate(sent)]
+    shown = waterfall(events)
+    assert shown is not None
+    by_id = {r.span_id[0]: r for r in shown.rows}
+    classes = [by_id[str(n)].status_class for n in range(len(sent))]
+    assert classes == ["unset", "error", "unset", "ok", "unset", "unset"]
+    assert by_id["0"].status == "OK visually-hidden"  # shown as sent, as text

@@ -19,13 +19,16 @@ from tests.unit.ingest.limits import limits
 TENANT = Tenant("ws1", "env1")
 
 
-@pytest.mark.parametrize("name", ["logs", "a", "A.b_c-9", "x" * 128, "2024.requests"])
+@pytest.mark.parametrize(
+    "name", ["logs", "a", "A.b_c-9", "x" * 128, "2024.requests", "...", ".a", "a."]
+)
 def test_dataset_names_that_are_accepted(name: str) -> None:
     assert check_dataset(name) == name
 
 
 @pytest.mark.parametrize(
-    "name", ["", "x" * 129, "a/b", "a b", "événements", "logs?x=1", "a\nb", "a;drop", "*"]
+    "name",
+    ["", "x" * 129, "a/b", "a b", "événements", "logs?x=1", "a\nb", "a;drop", "*", ".", ".."],
 )
 def test_dataset_names_that_are_refused(name: str) -> None:
     with pytest.raises(BadRequest, match="dataset"):
