@@ -12,6 +12,8 @@ What it does as ClickHouse does:
   setting of the statement; ``default_format``, else TabSeparated, unless the
   statement names a FORMAT;
 - request bodies compressed with gzip, deflate or zstd (``Content-Encoding``);
+- the query and its bound values as form fields (``multipart/form-data``), which
+  clickhouse-connect sends when they would make the URL too long;
 - ``session_id``: a session used by one request at a time, another request
   with it gets error 373 (SESSION_IS_LOCKED), as clickhouse-connect's shared
   clients met on real servers;
@@ -42,6 +44,8 @@ import re
 import threading
 import uuid
 import zlib
+from email.parser import BytesParser
+from email.policy import default as default_policy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -170,6 +174,21 @@ def _error(text: str) -> tuple[int, bytes, dict[str, str]]:
     )
 
 
+def _form_fields(content_type: str, body: bytes) -> dict[str, str]:
+    """The fields of a multipart/form-data body (clickhouse-connect sends the query and
+    its bound values so when they would make the URL too long)."""
+    message = BytesParser(policy=default_policy).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + body
+    )
+    fields = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if isinstance(name, str) and isinstance(payload, bytes):
+            fields[name] = payload.decode()
+    return fields
+
+
 def _inflate(body: bytes, encoding: str) -> bytes:
     if encoding == "gzip":
         return gzip.decompress(body)
@@ -208,6 +227,9 @@ def serve(port: int, path: Path, host: str = "127.0.0.1") -> ThreadingHTTPServer
             ctype = self.headers.get("Content-Type", "")
             if ctype.startswith("application/x-www-form-urlencoded"):
                 params.update(parse_qsl(body.decode(), keep_blank_values=True))
+                body = b""
+            elif ctype.startswith("multipart/form-data"):
+                params.update(_form_fields(ctype, body))
                 body = b""
             body = _inflate(body, self.headers.get("Content-Encoding", "").lower())
             self._answer(*double.run(params, body))

@@ -36,6 +36,21 @@ def test_inserted_events_come_back_with_bound_values_intact(store: EventStore) -
         assert [orjson.loads(r["raw"])["v"] for r in rows] == [text]
 
 
+def test_a_list_of_strings_is_bound_as_an_array_intact(store: EventStore) -> None:
+    tenant = Tenant(f"ws-{uuid.uuid4().hex[:6]}", "env")
+    ref.store_events(
+        store, tenant, "contract", [{"v": text, "i": i} for i, text in enumerate(TRICKY)]
+    )
+    wanted = [*TRICKY[::2], "absent, with a comma", "]"]
+    rows = store.query(
+        f"SELECT data.i.:Int64 AS i FROM {store.table} WHERE workspace_id = {{ws:String}}"
+        " AND has({wanted:Array(String)}, data.v.:String) ORDER BY i",
+        {"ws": tenant.workspace_id, "wanted": wanted},
+        ("i",),
+    ).rows
+    assert [r["i"] for r in rows] == list(range(0, len(TRICKY), 2))
+
+
 def test_answers_carry_their_statistics(store: EventStore) -> None:
     tenant = Tenant(f"ws-{uuid.uuid4().hex[:6]}", "env")
     ref.store_events(store, tenant, "stats", [{"n": i} for i in range(50)])

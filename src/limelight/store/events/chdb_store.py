@@ -54,8 +54,25 @@ _INSERT_SETTINGS = settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS})
 _PARAM_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"})
 
 
+# Inside an array literal a string is quoted, with ClickHouse's escapes.
+_QUOTED_ESCAPES = str.maketrans(
+    {"\\": "\\\\", "'": "\\'", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
+)
+
+
+def _bound(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.translate(_PARAM_ESCAPES)
+    if isinstance(value, list | tuple) and any(isinstance(v, str) for v in value):
+        # An Array(String), as its literal (chDB would write its strings unquoted).
+        return "[" + ",".join("'" + str(v).translate(_QUOTED_ESCAPES) + "'" for v in value) + "]"
+    return value
+
+
 def bind_values(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v.translate(_PARAM_ESCAPES) if isinstance(v, str) else v for k, v in params.items()}
+    """Values as the engine reads a parameter's text (clickhouse-connect does the same for
+    the server transport): strings escaped, lists of strings as array literals."""
+    return {k: _bound(v) for k, v in params.items()}
 
 
 T = TypeVar("T")

@@ -10,7 +10,7 @@ Two ways, cheapest first:
   every event is older than the oldest cutoff of all is dropped whole: no
   data is read or rewritten;
 - the rest goes by lightweight ``DELETE`` (rows are masked at once and left
-  out of every read; merges remove them from disk), one statement per cutoff,
+  out of every read; merges remove them from disk), one statement per retention,
   and only when a count says there are rows to delete: a ``DELETE`` that
   matches nothing still writes a new version of every part it considers.
 """
@@ -81,15 +81,22 @@ def _delete(store: EventStore, where: str, params: dict[str, Any]) -> int:
     return count
 
 
-def _dataset_condition(cutoff: DatasetCutoff, n: int) -> tuple[str, dict[str, Any]]:
-    where = f"workspace_id = {{w{n}:String}} AND environment_id = {{e{n}:String}} " \
-            f"AND dataset = {{d{n}:String}}"  # fmt: skip
-    params = {
-        f"w{n}": cutoff.tenant.workspace_id,
-        f"e{n}": cutoff.tenant.environment_id,
-        f"d{n}": cutoff.dataset,
-    }
-    return where, params
+# A dataset's key as one string: its tenant's ids and its name, which hold none of "|".
+_KEY = "concat(workspace_id, '|', environment_id, '|', dataset)"
+_KEY_PART = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _keys(cutoffs: Sequence[DatasetCutoff]) -> list[str]:
+    """The datasets' keys, bound as one Array(String) value however many datasets
+    (spelled out in the statement, thousands of them would pass the engine's limit on
+    a statement's size and stop every pass)."""
+    keys = []
+    for c in cutoffs:
+        parts = (c.tenant.workspace_id, c.tenant.environment_id, c.dataset)
+        if not all(_KEY_PART.fullmatch(part) for part in parts):
+            raise ValueError(f"not a dataset's key: {parts!r}")  # ids and names never are
+        keys.append("|".join(parts))
+    return keys
 
 
 def expire(store: EventStore, default_before_ms: int, cutoffs: Sequence[DatasetCutoff]) -> Expired:
@@ -102,17 +109,20 @@ def expire(store: EventStore, default_before_ms: int, cutoffs: Sequence[DatasetC
             f"ALTER TABLE {store.data_table}{store.on_cluster} DROP PARTITION ID '{partition}'"
         )
 
-    kept: list[str] = []
-    params: dict[str, Any] = {"before": default_before_ms}
-    for n, cutoff in enumerate(cutoffs):
-        where, named = _dataset_condition(cutoff, n)
-        kept.append(f"NOT ({where})")
-        params |= named
-    expired.rows += _delete(store, " AND ".join([_BEFORE, *kept]), params)
-
+    # Every dataset without a retention of its own, at the default.
+    expired.rows += _delete(
+        store,
+        f"{_BEFORE} AND NOT has({{keys:Array(String)}}, {_KEY})",
+        {"before": default_before_ms, "keys": _keys(cutoffs)},
+    )
+    # The others, one statement per retention (most datasets share a few).
+    by_cutoff: dict[int, list[DatasetCutoff]] = {}
     for cutoff in cutoffs:
-        where, named = _dataset_condition(cutoff, 0)
+        by_cutoff.setdefault(cutoff.before_ms, []).append(cutoff)
+    for before_ms, group in sorted(by_cutoff.items()):
         expired.rows += _delete(
-            store, f"{where} AND {_BEFORE}", {**named, "before": cutoff.before_ms}
+            store,
+            f"{_BEFORE} AND has({{keys:Array(String)}}, {_KEY})",
+            {"before": before_ms, "keys": _keys(group)},
         )
     return expired

@@ -98,6 +98,11 @@ class ServerEventStore(TablesOf):
 
     def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
         try:
-            self._client.command(sql, parameters=dict(params or {}))
+            if params:
+                # As a query: clickhouse-connect then moves bound values that would make
+                # the URL too long into a form body (a command keeps them in the URL).
+                self._client.raw_query(sql, parameters=dict(params))
+            else:
+                self._client.command(sql)
         except Exception as exc:
             raise engine_error(exc) from exc
