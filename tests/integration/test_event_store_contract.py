@@ -21,11 +21,17 @@ from tests import query_reference as ref
 TRICKY = ["it's", 'a "quote"', "back\\slash", "tab\there", "new\nline", "ünï😀", "{p0:String}"]
 
 
-def test_inserted_events_come_back_with_bound_values_intact(store: EventStore) -> None:
+def _tricky_tenant(store: EventStore) -> Tenant:
+    """A new tenant holding one event per TRICKY text: ``{"v": text, "i": its index}``."""
     tenant = Tenant(f"ws-{uuid.uuid4().hex[:6]}", "env")
     ref.store_events(
         store, tenant, "contract", [{"v": text, "i": i} for i, text in enumerate(TRICKY)]
     )
+    return tenant
+
+
+def test_inserted_events_come_back_with_bound_values_intact(store: EventStore) -> None:
+    tenant = _tricky_tenant(store)
     for text in TRICKY:
         rows = store.query(
             f"SELECT raw FROM {store.table} WHERE workspace_id = {{ws:String}}"
@@ -37,10 +43,7 @@ def test_inserted_events_come_back_with_bound_values_intact(store: EventStore) -
 
 
 def test_a_list_of_strings_is_bound_as_an_array_intact(store: EventStore) -> None:
-    tenant = Tenant(f"ws-{uuid.uuid4().hex[:6]}", "env")
-    ref.store_events(
-        store, tenant, "contract", [{"v": text, "i": i} for i, text in enumerate(TRICKY)]
-    )
+    tenant = _tricky_tenant(store)
     wanted = [*TRICKY[::2], "absent, with a comma", "]"]
     rows = store.query(
         f"SELECT data.i.:Int64 AS i FROM {store.table} WHERE workspace_id = {{ws:String}}"
