@@ -192,6 +192,16 @@ OTLP_RESPONSES = {
 }
 
 
+AUTHORIZE_PARAMETERS = (
+    ("response_type", "`code`"),
+    ("client_id", "the Client ID (`clientId` is accepted too)"),
+    ("redirect_uri", "optional; exactly the registered redirect URL"),
+    ("state", "a random value the integration keeps and checks on return"),
+    ("code_challenge", "optional PKCE (RFC 7636)"),
+    ("code_challenge_method", "`S256` only"),
+)
+
+
 def _otlp(signal: str) -> Operation:
     return {
         "tags": ["otlp"],
@@ -483,16 +493,17 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "tags": ["oauth"],
         "summary": "The consent page an integration sends a developer to",
         "description": "A page for a person (sign in, pick environments, allow), then a "
-        "redirect to the integration's `redirect` with `code` and `state`.",
+        "303 to the integration's redirect URL with `code` and `state`.",
         "parameters": [
             {
                 "name": name,
                 "in": "query",
-                "required": name in ("clientId", "redirect"),
+                "required": name in ("response_type", "client_id"),
                 "schema": {"type": "string"},
+                "description": about,
             }
-            for name in ("clientId", "redirect", "state", "code_challenge")
-        ],  # fmt: skip
+            for name, about in AUTHORIZE_PARAMETERS
+        ],
         "responses": {"200": {"description": "The consent page.", "content": {"text/html": {}}}},
     },
     ("/oauth/token", "post"): {
