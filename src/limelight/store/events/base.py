@@ -12,7 +12,12 @@ import orjson
 from limelight.errors import StoreError
 from limelight.tenant import Tenant
 
-# Columns written by INSERT, in the order of the encoded TSV fields.
+# Columns written by INSERT, in the order of the encoded TSV fields. `data` is
+# MATERIALIZED from `raw` (0001), but an insert sends the same text for it too: the
+# input format parses it on the insert's parsing threads, where the column's own
+# expression (raw::JSON) runs on one thread after the block is read. Measured on
+# 2 cores (60,000 events of 0.46 kB, one session): 45k events/s in inserts of
+# 12,000 against 27k, 32k against 23k in inserts of 1,000 (compact parts, 0012).
 INSERT_COLUMNS = (
     "workspace_id",
     "environment_id",
@@ -22,6 +27,7 @@ INSERT_COLUMNS = (
     "timestamp",
     "id",
     "raw",
+    "data",
 )
 
 # How ClickHouse parses `raw` into the `data` JSON column on insert. Its defaults
@@ -35,6 +41,11 @@ JSON_PARSE_SETTINGS: Mapping[str, int] = {
     "input_format_try_infer_datetimes": 0,
     "input_format_json_read_bools_as_numbers": 0,
     "type_json_skip_duplicated_paths": 1,
+}
+# What every INSERT of events states: how `data` is parsed, and that it is sent (above).
+INSERT_SETTINGS: Mapping[str, int] = {
+    **JSON_PARSE_SETTINGS,
+    "insert_allow_materialized_columns": 1,
 }
 
 
@@ -155,28 +166,33 @@ def _tsv_field(value: str) -> bytes:
 
 
 def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
-    """Encode rows as TabSeparated, the cheapest format for both transports.
+    """Encode rows as TabSeparated (``INSERT_COLUMNS``), the cheapest format for both
+    transports.
 
     The raw JSON text holds no literal tabs or newlines (JSON escapes them in
-    strings), so only its backslashes need doubling.
+    strings), so only its backslashes need doubling. It goes twice: as `raw` and
+    as `data`, parsed by the engine.
     """
     prefix = _tsv_field(tenant.workspace_id) + b"\t" + _tsv_field(tenant.environment_id) + b"\t"
     # The time as seconds with three decimals: the engine reads a bare number of 12 digits
     # or fewer (milliseconds before 2001-09-09) as a date, and refused the whole INSERT.
-    lines = [
-        b"%s%s\t%s\t%s\t%d.%03d\t%s\t%s"
-        % (
-            prefix,
-            _tsv_field(r.dataset),
-            _tsv_field(r.service),
-            _tsv_field(r.namespace),
-            r.timestamp_ms // 1000,
-            r.timestamp_ms % 1000,
-            _tsv_field(r.id),
-            r.raw.replace(b"\\", b"\\\\"),
+    lines = []
+    for r in rows:
+        text = r.raw.replace(b"\\", b"\\\\")
+        lines.append(
+            b"%s%s\t%s\t%s\t%d.%03d\t%s\t%s\t%s"
+            % (
+                prefix,
+                _tsv_field(r.dataset),
+                _tsv_field(r.service),
+                _tsv_field(r.namespace),
+                r.timestamp_ms // 1000,
+                r.timestamp_ms % 1000,
+                _tsv_field(r.id),
+                text,
+                text,
+            )
         )
-        for r in rows
-    ]
     return b"\n".join(lines)
 
 

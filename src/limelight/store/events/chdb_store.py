@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from limelight.errors import StoreError
 from limelight.store.events.base import (
     INSERT_COLUMNS,
-    JSON_PARSE_SETTINGS,
+    INSERT_SETTINGS,
     RESULT_FORMAT,
     EventRow,
     QueryResult,
@@ -46,7 +46,7 @@ from limelight.tenant import Tenant
 log = logging.getLogger("limelight.store")
 
 _COLUMNS = ", ".join(INSERT_COLUMNS)
-_INSERT_SETTINGS = settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS})
+_INSERT_SETTINGS = settings_clause({"async_insert": 0, **INSERT_SETTINGS})
 
 # ClickHouse reads a bound parameter's text in its escaped (TabSeparated) form,
 # so a backslash, tab or newline in a value must be escaped to arrive intact.

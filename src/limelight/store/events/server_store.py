@@ -18,7 +18,7 @@ from typing import Any
 from limelight.errors import StoreError
 from limelight.store.events.base import (
     INSERT_COLUMNS,
-    JSON_PARSE_SETTINGS,
+    INSERT_SETTINGS,
     RESULT_FORMAT,
     EventRow,
     QueryResult,
@@ -42,7 +42,7 @@ class ServerEventStore(TablesOf):
         self._insert_settings: dict[str, int] = {
             "async_insert": 1,
             "wait_for_async_insert": 1,
-            **JSON_PARSE_SETTINGS,
+            **INSERT_SETTINGS,
             **({"distributed_foreground_insert": 1} if cluster else {}),
         }
         self._client: Any = None
