@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from limelight.alerts.evaluator import Evaluator
 from limelight.alerts.service import AlertService
 from limelight.auth.throttle import FailedAuthThrottle
+from limelight.ingest.group_commit import GroupCommit
 from limelight.ratelimit import MemoryCounts, RedisCounts, WindowCounts
 from limelight.retention import Retention
 from limelight.runs import QueryRunService
@@ -37,6 +38,8 @@ class Runtime:
     # The failed-authentication limits, shared by the console and the OAuth endpoints.
     throttle: FailedAuthThrottle
     retention: Retention
+    # Where ingest stores rows: the events store, small concurrent batches grouped.
+    ingest: GroupCommit
     started: bool = field(default=False)
 
     @classmethod
@@ -53,6 +56,7 @@ class Runtime:
             Evaluator(settings, meta, events, counts=counts),
             FailedAuthThrottle(settings, counts=counts),
             Retention(settings, meta, events),
+            GroupCommit(events),
         )
 
     def start(self) -> None:

@@ -132,7 +132,7 @@ async def _export(request: Request, encoding: Encoding | None) -> Response:
     limit: InFlightLimit = request.app.state.otel_in_flight
     with limit.slot(key.tenant.workspace_id):
         outcome = await run_in_threadpool(
-            ingest_otlp, runtime.events, signal, origin, body, encoding, ingest_limits(settings)
+            ingest_otlp, runtime.ingest, signal, origin, body, encoding, ingest_limits(settings)
         )
     count_ingest(API, len(body), outcome.accepted, outcome.refused)
     message = export_response(signal, outcome.rejected, outcome.message)

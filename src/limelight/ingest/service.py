@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from limelight import metrics
 from limelight.errors import BadRequest
@@ -14,8 +15,15 @@ from limelight.ids import new_id
 from limelight.ingest.batch import IngestLimits, parse_batch
 from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_name
 from limelight.ingest.redact import may_hold_secrets, redact
-from limelight.store.events.base import EventRow, EventStore
+from limelight.store.events.base import EventRow
 from limelight.tenant import Tenant
+
+
+class RowSink(Protocol):
+    """Where stored rows go: the events store, or ``GroupCommit`` in front of it."""
+
+    def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None: ...
+
 
 # Not "." or "..": browsers and clients resolve them as path segments, so such a dataset
 # could be sent to but never opened (its console links led to other pages).
@@ -81,7 +89,7 @@ MAX_DAYS_PER_INSERT = 100
 DAY_MS = 86_400_000
 
 
-def store_rows(store: EventStore, tenant: Tenant, rows: list[EventRow]) -> None:
+def store_rows(store: RowSink, tenant: Tenant, rows: list[EventRow]) -> None:
     """Store the rows durably: one INSERT, or one per 100 days of event time."""
     if not rows:
         return
@@ -97,14 +105,12 @@ def store_rows(store: EventStore, tenant: Tenant, rows: list[EventRow]) -> None:
         _insert(store, tenant, chunk_rows)
 
 
-def _insert(store: EventStore, tenant: Tenant, rows: list[EventRow]) -> None:
+def _insert(store: RowSink, tenant: Tenant, rows: list[EventRow]) -> None:
     with metrics.INSERT_SECONDS.time():
         store.insert(tenant, rows)
 
 
-def ingest_body(
-    store: EventStore, origin: Origin, body: bytes, limits: IngestLimits
-) -> IngestOutcome:
+def ingest_body(store: RowSink, origin: Origin, body: bytes, limits: IngestLimits) -> IngestOutcome:
     """Validate and store one Events API batch. Returns after the valid events are stored."""
     batch = parse_batch(body, limits)
     rows = build_rows(

@@ -14,8 +14,8 @@ from limelight.ingest.otlp.codec import Encoding, decode_request
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.signals import Signal
 from limelight.ingest.redact import may_hold_secrets, redact
-from limelight.ingest.service import Origin, build_rows, store_rows
-from limelight.store.events.base import EventRow, EventStore
+from limelight.ingest.service import Origin, RowSink, build_rows, store_rows
+from limelight.store.events.base import EventRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ def _serialised(event: dict[str, Any]) -> bytes | None:
 
 
 def ingest_otlp(
-    store: EventStore,
+    store: RowSink,
     signal: Signal,
     origin: Origin,
     body: bytes,

@@ -35,8 +35,9 @@ from limelight.store.events.base import (
     EventRow,
     QueryResult,
     TablesOf,
+    TenantRows,
     decode_result,
-    encode_rows,
+    encode_batches,
     engine_error,
     settings_clause,
 )
@@ -245,12 +246,16 @@ class ChdbEventStore(TablesOf):
             return read(res.bytes())
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
-        if not rows:
+        self.insert_many([(tenant, rows)])
+
+    def insert_many(self, batches: Sequence[TenantRows]) -> None:
+        body = encode_batches(batches)
+        if not body:
             return
-        # Our batches are already large; a synchronous insert makes one part
-        # and returns once it is written, which is the durability we promise.
+        # Batches are large, or grouped by ingest.group_commit: a synchronous insert
+        # makes one part per day and returns once it is written, the durability we promise.
         sql = f"INSERT INTO {self.table} ({_COLUMNS}) SETTINGS {_INSERT_SETTINGS} FORMAT TSV\n"
-        self._run(self._inserts, sql + encode_rows(tenant, rows).decode(), "CSV", _text)
+        self._run(self._inserts, sql + body.decode(), "CSV", _text)
 
     def query(
         self, sql: str, params: Mapping[str, Any], columns: Sequence[str] | None = None

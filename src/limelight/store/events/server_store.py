@@ -23,8 +23,9 @@ from limelight.store.events.base import (
     EventRow,
     QueryResult,
     TablesOf,
+    TenantRows,
     decode_result,
-    encode_rows,
+    encode_batches,
     engine_error,
 )
 from limelight.store.events.ddl import DdlTarget, apply_ddl
@@ -72,13 +73,17 @@ class ServerEventStore(TablesOf):
             self._client = None
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
-        if not rows:
+        self.insert_many([(tenant, rows)])
+
+    def insert_many(self, batches: Sequence[TenantRows]) -> None:
+        body = encode_batches(batches)
+        if not body:
             return
         try:
             self._client.raw_insert(
                 self.table,
                 column_names=list(INSERT_COLUMNS),
-                insert_block=encode_rows(tenant, rows),
+                insert_block=body,
                 fmt="TabSeparated",
                 # Server-side batching of many small requests; wait so that an
                 # acknowledged request is on disk.

@@ -1,0 +1,196 @@
+"""Small batches sharing one INSERT (ingest.group_commit), on both transports: each
+tenant gets its own rows back exactly once, and a batch the engine refuses fails alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from limelight.errors import StoreError
+from limelight.ingest.group_commit import ALONE_ROWS, DAY_MS, GroupCommit
+from limelight.store.events.base import EventRow, EventStore, TenantRows
+from limelight.tenant import Tenant
+
+NOW_MS = 1_790_000_000_000
+A = Tenant("ws_group_a", "env")
+B = Tenant("ws_group_b", "env")
+
+
+class Held:
+    """The real store, with a count of its INSERTs and a gate the first one waits at,
+    so that batches queue behind it as they would behind a busy engine."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.gate = threading.Event()
+        self.groups: list[int] = []  # batches per INSERT
+        self.entered = threading.Event()
+
+    def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
+        self.insert_many([(tenant, rows)])
+
+    def insert_many(self, batches: Sequence[TenantRows]) -> None:
+        self.groups.append(len(batches))
+        self.entered.set()
+        self.gate.wait(10)
+        self.store.insert_many(batches)
+
+
+def _rows(tag: str, n: int, at_ms: int = NOW_MS, raw: bytes | None = None) -> list[EventRow]:
+    return [
+        EventRow(
+            dataset="group",
+            service="svc",
+            namespace="ns",
+            timestamp_ms=at_ms + i,
+            id=f"{tag}-{i}",
+            raw=raw if raw is not None else b'{"tag": "%s", "i": %d}' % (tag.encode(), i),
+        )
+        for i in range(n)
+    ]
+
+
+def _ids(store: EventStore, tenant: Tenant, dataset: str = "group") -> list[str]:
+    result = store.query(
+        f"SELECT id FROM {store.table} WHERE workspace_id = {{w:String}}"
+        " AND environment_id = {e:String} AND dataset = {d:String} ORDER BY id",
+        {"w": tenant.workspace_id, "e": tenant.environment_id, "d": dataset},
+        ["id"],
+    )
+    return [r["id"] for r in result.rows]
+
+
+def _send_all(sink: Any, batches: list[tuple[Tenant, list[EventRow]]]) -> list[BaseException]:
+    errors: list[BaseException] = []
+
+    def send(tenant: Tenant, rows: list[EventRow]) -> None:
+        try:
+            sink.insert(tenant, rows)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=send, args=b) for b in batches]
+    for t in threads:
+        t.start()
+    return errors if _join(threads) else [TimeoutError("a batch never returned")]
+
+
+def _join(threads: list[threading.Thread]) -> bool:
+    for t in threads:
+        t.join(20)
+    return not any(t.is_alive() for t in threads)
+
+
+def _start_blocked(held: Held, group: GroupCommit, tenant: Tenant, tag: str) -> threading.Thread:
+    """A first batch that takes the only slot and holds it at the gate."""
+    first = threading.Thread(target=group.insert, args=(tenant, _rows(tag, 2)))
+    first.start()
+    assert held.entered.wait(10)
+    return first
+
+
+def _wait_queued(group: GroupCommit, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while len(group._waiting) < count:  # noqa: SLF001 - the test waits for the queue to fill
+        assert time.monotonic() < deadline, "the batches never queued"
+        time.sleep(0.005)
+
+
+def test_batches_waiting_for_a_slot_go_in_one_insert_and_each_tenant_reads_its_own(
+    store: EventStore,
+) -> None:
+    held = Held(store)
+    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    first = _start_blocked(held, group, A, "a-first")
+    batches = [
+        (A, _rows(f"a-{i:02d}", 3)) if i % 2 else (B, _rows(f"b-{i:02d}", 3)) for i in range(20)
+    ]
+    done: list[list[BaseException]] = []
+    sender = threading.Thread(target=lambda: done.append(_send_all(group, batches)))
+    sender.start()
+    _wait_queued(group, 20)
+    held.gate.set()
+    assert _join([first, sender])
+    assert done == [[]]
+    # The first INSERT held the first batch; the 20 that waited went in one more.
+    assert held.groups == [1, 20]
+    expect_a = sorted(
+        ["a-first-0", "a-first-1"] + [r.id for t, rs in batches if t == A for r in rs]
+    )
+    expect_b = sorted(r.id for t, rs in batches if t == B for r in rs)
+    assert _ids(store, A) == expect_a
+    assert _ids(store, B) == expect_b
+    raws = store.query(
+        f"SELECT raw FROM {store.table} WHERE workspace_id = {{w:String}} AND dataset = 'group'",
+        {"w": B.workspace_id},
+        ["raw"],
+    )
+    assert all(b'"tag": "b-' in r["raw"].encode() for r in raws.rows)
+
+
+def test_a_batch_the_engine_refuses_fails_alone_and_the_others_are_stored_once(
+    store: EventStore,
+) -> None:
+    tenant = Tenant("ws_group_bad", "env")
+    held = Held(store)
+    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    first = _start_blocked(held, group, tenant, "first")
+    good = [(tenant, _rows(f"good-{i}", 2)) for i in range(4)]
+    bad = (tenant, _rows("bad", 1, raw=b'{"cut": '))  # not JSON: the engine refuses `data`
+    results: list[list[BaseException]] = []
+    sender = threading.Thread(target=lambda: results.append(_send_all(group, [*good, bad])))
+    sender.start()
+    _wait_queued(group, 5)
+    held.gate.set()
+    assert _join([first, sender])
+    [errors] = results
+    assert len(errors) == 1 and isinstance(errors[0], StoreError)
+    # The group failed whole, then each batch went alone.
+    assert held.groups == [1, 5, 1, 1, 1, 1, 1]
+    expected = sorted(["first-0", "first-1"] + [r.id for _, rs in good for r in rs])
+    assert _ids(store, tenant) == expected
+
+
+def test_large_batches_and_batches_over_two_days_go_alone(store: EventStore) -> None:
+    tenant = Tenant("ws_group_alone", "env")
+    held = Held(store)
+    held.gate.set()
+    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    two_days = _rows("span", 2, at_ms=NOW_MS - DAY_MS)[:1] + _rows("span2", 1)
+    group.insert(tenant, two_days)
+    group.insert(tenant, _rows("big", ALONE_ROWS))
+    assert held.groups == [1, 1]
+    assert len(_ids(store, tenant)) == 2 + ALONE_ROWS
+
+
+def test_batches_of_other_days_wait_for_a_group_of_their_own(store: EventStore) -> None:
+    tenant = Tenant("ws_group_days", "env")
+    held = Held(store)
+    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    first = _start_blocked(held, group, tenant, "first")
+    today = [(tenant, _rows(f"today-{i}", 2)) for i in range(3)]
+    yesterday = [(tenant, _rows(f"yday-{i}", 2, at_ms=NOW_MS - 2 * DAY_MS)) for i in range(2)]
+    results: list[list[BaseException]] = []
+    sender = threading.Thread(target=lambda: results.append(_send_all(group, [*today, *yesterday])))
+    sender.start()
+    _wait_queued(group, 5)
+    held.gate.set()
+    assert _join([first, sender])
+    assert results == [[]]
+    assert sorted(held.groups) == [1, 2, 3]
+    assert len(_ids(store, tenant)) == 2 + 6 + 4
+
+
+@pytest.mark.parametrize("slots", [1, 2])
+def test_many_concurrent_small_batches_are_all_stored_exactly_once(
+    store: EventStore, slots: int
+) -> None:
+    tenant = Tenant(f"ws_group_many_{slots}", "env")
+    group = GroupCommit(store, slots=slots)
+    batches = [(tenant, _rows(f"m{i:03d}", 5)) for i in range(64)]
+    assert _send_all(group, batches) == []
+    assert _ids(store, tenant) == sorted(r.id for _, rs in batches for r in rs)
