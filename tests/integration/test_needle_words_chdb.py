@@ -85,3 +85,28 @@ def test_events_written_before_the_words_index_are_found_the_same_before_and_aft
     raw_bytes = sum(len(r.raw) for r in records)
     assert all(read < raw_bytes / 10 for _, read in after.values()), after
     store.close()
+
+
+def test_new_events_are_found_before_their_parts_merge_and_from_the_index_after(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # Inserts leave the needle indexes to merges (store.events.base.INSERT_SETTINGS).
+    shared = ref.shared_chdb_store(tmp_path_factory)
+    database = f"words_{uuid.uuid4().hex[:8]}"
+    store = ChdbEventStore(shared.path, database=database)
+    store.start()
+    events = ref.generate_events(3000, seed=6, now_ms=NOW_MS, span_ms=SPAN_MS)
+    records: list[Any] = []
+    for i in range(0, len(events), 1000):
+        records += ref.store_events(store, TENANT, "ds", events[i : i + 1000])
+    raw_bytes = sum(len(r.raw) for r in records)
+    truth = {needle: expected(records, needle) for needle in NEEDLES}
+    unmerged = {needle: count(store, needle) for needle in NEEDLES}
+    # Not indexed yet: a word is looked for in the text of every event.
+    assert unmerged["timeout"][1] > raw_bytes / 2
+    store.command(f"OPTIMIZE TABLE {store.table} FINAL")
+    merged = {needle: count(store, needle) for needle in NEEDLES}
+    assert {n: c for n, (c, _) in unmerged.items()} == {n: c for n, (c, _) in merged.items()}
+    assert {n: c for n, (c, _) in merged.items()} == truth
+    assert all(read < raw_bytes / 10 for _, read in merged.values()), merged
+    store.close()
