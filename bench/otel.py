@@ -193,7 +193,7 @@ class OtlpPath(HttpSender):
         )
 
     def send(self, batch: Batch) -> None:
-        response = ExportTraceServiceResponse.FromString(self.post(batch).content)
+        response = ExportTraceServiceResponse.FromString(self.post(batch))
         if response.partial_success.rejected_spans:
             raise RuntimeError(response.partial_success.error_message)
 
