@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -90,6 +91,57 @@ def dumps_exact(value: Any, big: bool) -> bytes:
     # the JSON: a batch of tiny events would hold ~1,000x its size in memory.
     # A right-sized copy costs less than that over-allocation (measured faster).
     return memoryview(orjson.dumps(value)).tobytes()
+
+
+# A whole number sent as a float (5.0, 1e16, -0.0) was always stored in `data` as the
+# integer it equals: the column's expression (raw::JSON, DDL 0001) parses into JSON and
+# the engine converts that to the column's JSON(max_dynamic_paths = 256) through text,
+# where the float is written as its digits ("5", "-0") and read back as an integer
+# (Int64, UInt64 beyond, a String beyond 64 bits); from 1e21 on it is written with an
+# exponent and stays a float. So 5 and 5.0 group together, as the query reference
+# holds. An insert now sends the text for `data` itself, parsed once (store.events.base):
+# ``data_text`` writes such floats as those digits, so the stored values stay as they
+# were. In orjson's or the standard library's text a whole float ends in ".0" or has a
+# positive exponent; the pattern may also match inside a string, which costs a parse.
+_MAY_HOLD_WHOLE_FLOAT = re.compile(rb"\d\.0[,}\]]|\d[eE]\+?\d")
+_FIXED_FROM = 1e21
+
+
+def _whole_floats_as_digits(value: Any) -> tuple[Any, bool]:
+    """``value`` with each whole float below 1e21 as the integer of its shortest digits
+    (what the engine writes for it), and whether anything changed."""
+    if type(value) is float:
+        if value.is_integer() and abs(value) < _FIXED_FROM:
+            return int(Decimal(repr(value))), True
+        return value, False
+    if type(value) is dict:
+        out: dict[str, Any] = {}
+        changed = False
+        for key, inner in value.items():
+            out[key], moved = _whole_floats_as_digits(inner)
+            changed = changed or moved
+        return (out, True) if changed else (value, False)
+    if type(value) is list:
+        items = [_whole_floats_as_digits(inner) for inner in value]
+        if any(moved for _, moved in items):
+            return [inner for inner, _ in items], True
+        return value, False
+    return value, False
+
+
+def data_text(raw: bytes) -> bytes:
+    """The text an insert sends for the `data` column: ``raw``, with whole floats written
+    as the integers the engine always stored them as (above)."""
+    if not _MAY_HOLD_WHOLE_FLOAT.search(raw):
+        return raw
+    value, big = loads_exact(raw)
+    value, changed = _whole_floats_as_digits(value)
+    if not changed:
+        return raw
+    try:
+        return dumps_exact(value, big)
+    except TypeError:  # a float of 2**64 or more became an integer orjson cannot write
+        return dumps_exact(value, True)
 
 
 def _system_fields(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import orjson
 
 from limelight.errors import StoreError
+from limelight.event_json import data_text
 from limelight.tenant import Tenant
 
 # Columns written by INSERT, in the order of the encoded TSV fields. `data` is
@@ -190,7 +191,7 @@ def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
 
     The raw JSON text holds no literal tabs or newlines (JSON escapes them in
     strings), so only its backslashes need doubling. It goes twice: as `raw` and
-    as `data`, parsed by the engine.
+    as `data`, parsed by the engine (``event_json.data_text``).
     """
     prefix = _tsv_field(tenant.workspace_id) + b"\t" + _tsv_field(tenant.environment_id) + b"\t"
     # The time as seconds with three decimals: the engine reads a bare number of 12 digits
@@ -198,6 +199,8 @@ def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
     lines = []
     for r in rows:
         text = r.raw.replace(b"\\", b"\\\\")
+        data = data_text(r.raw)
+        data = text if data is r.raw else data.replace(b"\\", b"\\\\")
         lines.append(
             b"%s%s\t%s\t%s\t%d.%03d\t%s\t%s\t%s"
             % (
@@ -209,7 +212,7 @@ def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
                 r.timestamp_ms % 1000,
                 _tsv_field(r.id),
                 text,
-                text,
+                data,
             )
         )
     return b"\n".join(lines)
