@@ -8,6 +8,7 @@ from limelight.alerts.evaluator import Evaluator
 from limelight.alerts.service import AlertService
 from limelight.auth.throttle import FailedAuthThrottle
 from limelight.ingest.group_commit import GroupCommit
+from limelight.ingest.service import RowSink
 from limelight.ratelimit import MemoryCounts, RedisCounts, WindowCounts
 from limelight.retention import Retention
 from limelight.runs import QueryRunService
@@ -38,8 +39,9 @@ class Runtime:
     # The failed-authentication limits, shared by the console and the OAuth endpoints.
     throttle: FailedAuthThrottle
     retention: Retention
-    # Where ingest stores rows: the events store, small concurrent batches grouped.
-    ingest: GroupCommit
+    # Where ingest stores rows: the embedded engine with small concurrent batches
+    # grouped; a ClickHouse server groups them itself (async_insert).
+    ingest: RowSink
     started: bool = field(default=False)
 
     @classmethod
@@ -56,7 +58,7 @@ class Runtime:
             Evaluator(settings, meta, events, counts=counts),
             FailedAuthThrottle(settings, counts=counts),
             Retention(settings, meta, events),
-            GroupCommit(events),
+            events if settings.events_backend == "clickhouse" else GroupCommit(events),
         )
 
     def start(self) -> None:

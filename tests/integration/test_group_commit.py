@@ -1,5 +1,6 @@
 """Small batches sharing one INSERT (ingest.group_commit), on both transports: each
-tenant gets its own rows back exactly once, and a batch the engine refuses fails alone."""
+tenant's batches go together and come back exactly once, a batch the engine refuses
+fails alone, and a group whose fate is unknown fails whole rather than go twice."""
 
 from __future__ import annotations
 
@@ -22,25 +23,33 @@ B = Tenant("ws_group_b", "env")
 
 class Held:
     """The real store, with a count of its INSERTs and a gate the first one waits at,
-    so that batches queue behind it as they would behind a busy engine."""
+    so that batches queue behind it as they would behind a busy engine; ``failures``
+    maps an INSERT's number to what it raises instead of writing."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, failures: dict[int, BaseException] | None = None) -> None:
         self.store = store
         self.gate = threading.Event()
         self.groups: list[int] = []  # batches per INSERT
+        self.tenants: list[set[str]] = []  # the workspaces of each INSERT
         self.entered = threading.Event()
+        self.failures = failures or {}
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
         self.insert_many([(tenant, rows)])
 
     def insert_many(self, batches: Sequence[TenantRows]) -> None:
         self.groups.append(len(batches))
+        self.tenants.append({t.workspace_id for t, _ in batches})
         self.entered.set()
         self.gate.wait(10)
+        failure = self.failures.get(len(self.groups))
+        if failure is not None:
+            raise failure
         self.store.insert_many(batches)
 
 
 def _rows(tag: str, n: int, at_ms: int = NOW_MS, raw: bytes | None = None) -> list[EventRow]:
+    """``n`` rows; ``raw`` is every row's text, else a small event naming the row."""
     return [
         EventRow(
             dataset="group",
@@ -100,7 +109,7 @@ def _wait_queued(group: GroupCommit, count: int) -> None:
         time.sleep(0.005)
 
 
-def test_batches_waiting_for_a_slot_go_in_one_insert_and_each_tenant_reads_its_own(
+def test_batches_waiting_for_a_slot_go_in_one_insert_per_tenant_and_each_reads_its_own(
     store: EventStore,
 ) -> None:
     held = Held(store)
@@ -116,8 +125,9 @@ def test_batches_waiting_for_a_slot_go_in_one_insert_and_each_tenant_reads_its_o
     held.gate.set()
     assert _join([first, sender])
     assert done == [[]]
-    # The first INSERT held the first batch; the 20 that waited went in one more.
-    assert held.groups == [1, 20]
+    # The first INSERT held the first batch; the 20 that waited went in one per tenant.
+    assert sorted(held.groups) == [1, 10, 10]
+    assert all(len(workspaces) == 1 for workspaces in held.tenants)
     expect_a = sorted(
         ["a-first-0", "a-first-1"] + [r.id for t, rs in batches if t == A for r in rs]
     )
@@ -194,3 +204,64 @@ def test_many_concurrent_small_batches_are_all_stored_exactly_once(
     batches = [(tenant, _rows(f"m{i:03d}", 5)) for i in range(64)]
     assert _send_all(group, batches) == []
     assert _ids(store, tenant) == sorted(r.id for _, rs in batches for r in rs)
+
+
+def _queue_behind_first(
+    held: Held, group: GroupCommit, tenant: Tenant, batches: list[list[EventRow]]
+) -> list[BaseException]:
+    """The first batch holds the slot while ``batches`` queue; then all go. The errors."""
+    first = _start_blocked(held, group, tenant, "first")
+    results: list[list[BaseException]] = []
+    sender = threading.Thread(
+        target=lambda: results.append(_send_all(group, [(tenant, b) for b in batches]))
+    )
+    sender.start()
+    _wait_queued(group, len(batches))
+    held.gate.set()
+    assert _join([first, sender])
+    [errors] = results
+    return errors
+
+
+def test_a_group_that_may_have_been_written_fails_whole_and_is_not_written_again(
+    store: EventStore,
+) -> None:
+    # A timeout (or a full disk) says nothing of what the engine wrote: retrying each
+    # batch could store it twice, so each request gets the error and its client retries.
+    tenant = Tenant("ws_group_unknown", "env")
+    held = Held(store, {2: StoreError("Timeout exceeded", 159)})
+    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    errors = _queue_behind_first(held, group, tenant, [_rows(f"u{i}", 2) for i in range(4)])
+    assert len(errors) == 4 and all(isinstance(e, StoreError) for e in errors)
+    assert held.groups == [1, 4]
+    assert _ids(store, tenant) == ["first-0", "first-1"]
+
+
+def test_an_interrupt_while_retrying_fails_every_batch_not_yet_written(
+    store: EventStore,
+) -> None:
+    tenant = Tenant("ws_group_interrupt", "env")
+    refused = StoreError("Cannot parse JSON object here", 117)
+    held = Held(store, {2: refused, 4: KeyboardInterrupt()})
+    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    batches = [_rows(f"i{i}", 2) for i in range(4)]
+    errors = _queue_behind_first(held, group, tenant, batches)
+    # The group was refused, the first batch alone went in, the second was interrupted:
+    # no request whose rows were not written is told they were.
+    assert held.groups == [1, 4, 1, 1]
+    written = set(_ids(store, tenant)) - {"first-0", "first-1"}
+    assert len(written) == 2
+    assert len(errors) == 3
+    assert any(isinstance(e, KeyboardInterrupt) for e in errors)
+
+
+def test_a_group_stops_at_its_size_in_bytes(store: EventStore) -> None:
+    tenant = Tenant("ws_group_bytes", "env")
+    held = Held(store)
+    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    text = b'{"pad": "' + b"x" * 19_000 + b'"}'
+    batches = [_rows(f"b{i}", 100, raw=text) for i in range(10)]  # 1.9 MB each
+    assert _queue_behind_first(held, group, tenant, batches) == []
+    # 16 MiB hold eight of them; the other two wait for the next INSERT.
+    assert held.groups == [1, 8, 2]
+    assert len(_ids(store, tenant)) == 2 + 1000

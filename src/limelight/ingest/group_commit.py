@@ -4,16 +4,21 @@ An INSERT costs the engine a part, a sync to disk and a pass of the paths view
 whatever its size: 10-event requests from 64 clients went in at 770 events/s
 one INSERT each, where the same events in 1,000-event batches go in at 20k/s.
 So a batch waits while every insert slot is busy, and whoever frees a slot
-takes every waiting batch of the same day (up to ``MAX_GROUP_ROWS``) into one
-INSERT; each request is answered once its rows are written, as before. There is
-no timer: a batch that finds a slot free goes at once, so a lone client waits
-for nothing, and the busier the engine, the larger the groups.
+takes the waiting batches of the same tenant and day (up to ``MAX_GROUP_ROWS``
+and ``MAX_GROUP_BYTES``) into one INSERT; each request is answered once its
+rows are written, as before. There is no timer: a batch that finds a slot free
+goes at once, so a lone client waits for nothing, and the busier the engine,
+the larger the groups. Used in front of the embedded engine; a ClickHouse
+server groups small inserts itself (``async_insert``).
 
-A group holds the rows of several requests and tenants; every row carries its
-own tenant (``encode_batches``), and all of one day's rows make one part, which
-the engine commits whole or not at all. When the group's INSERT fails, each of
-its batches is tried alone, so one request's bad rows fail that request only.
-Batches of ``ALONE_ROWS`` or more, or spanning days, are already large and go alone.
+A group never mixes tenants: one tenant's events cannot make another's INSERT
+fail, nor change how another's values are typed in it (keys.py: a mixed array
+types every array of its path in the same INSERT). It is one day's rows, well
+under the engine's block size, so the engine writes one part, whole or not at
+all. When the engine refuses the group's text before writing anything (a
+parse error), each batch is tried alone, so one request's bad rows fail that
+request only; any other failure (a timeout, a full disk) may have written the
+group, so every request in it gets the error rather than a second copy.
 """
 
 from __future__ import annotations
@@ -22,14 +27,22 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from limelight.errors import StoreError
 from limelight.store.events.base import EventRow, EventStore
 from limelight.tenant import Tenant
 
 DAY_MS = 86_400_000
+# A batch this large already makes a good part: it goes alone.
 ALONE_ROWS = 5_000
+ALONE_BYTES = 2 * 1024 * 1024
+# A group's rows and JSON bytes: far under the block the engine squashes an INSERT
+# into (256 MB, sent twice: `raw` and `data`), so the group is one part.
 MAX_GROUP_ROWS = 20_000
+MAX_GROUP_BYTES = 16 * 1024 * 1024
 # As many INSERTs at once as the embedded store has insert sessions (chdb_store).
 SLOTS = 2
+# The engine's codes for a text it could not parse: raised before any row is written.
+REFUSED_TEXT = frozenset({6, 26, 27, 32, 33, 38, 41, 53, 69, 72, 117, 131})
 
 
 @dataclass(slots=True)
@@ -37,6 +50,7 @@ class _Waiting:
     tenant: Tenant
     rows: Sequence[EventRow]
     day: int
+    size: int  # JSON bytes
     done: bool = False
     error: BaseException | None = None
 
@@ -54,10 +68,11 @@ class GroupCommit:
         if not rows:
             return
         days = {r.timestamp_ms // DAY_MS for r in rows}
-        if len(rows) >= ALONE_ROWS or len(days) > 1:
+        size = sum(len(r.raw) for r in rows)
+        if len(rows) >= ALONE_ROWS or size >= ALONE_BYTES or len(days) > 1:
             self._store.insert(tenant, rows)
             return
-        mine = _Waiting(tenant, rows, days.pop())
+        mine = _Waiting(tenant, rows, days.pop(), size)
         with self._changed:
             self._waiting.append(mine)
             while not mine.done:
@@ -77,37 +92,49 @@ class GroupCommit:
             raise mine.error
 
     def _take(self) -> list[_Waiting]:
-        """The oldest waiting batch and the others of its day, within the group's size."""
-        day = self._waiting[0].day
+        """The oldest waiting batch and the others of its tenant and day, within the
+        group's size."""
+        first = self._waiting[0]
         group: list[_Waiting] = []
         rest: list[_Waiting] = []
-        rows = 0
+        rows = size = 0
         for w in self._waiting:
-            if w.day == day and (not group or rows + len(w.rows) <= MAX_GROUP_ROWS):
+            fits = rows + len(w.rows) <= MAX_GROUP_ROWS and size + w.size <= MAX_GROUP_BYTES
+            if w.tenant == first.tenant and w.day == first.day and (not group or fits):
                 group.append(w)
                 rows += len(w.rows)
+                size += w.size
             else:
                 rest.append(w)
         self._waiting = rest
         return group
 
     def _write(self, group: list[_Waiting]) -> None:
-        """Write the group, or each batch alone when the group fails; every batch is done."""
+        """Write the group; every batch is done, with the error that stopped its rows."""
+        unanswered = list(group)
         try:
-            self._store.insert_many([(w.tenant, w.rows) for w in group])
-        except Exception as exc:
-            if len(group) == 1:
-                group[0].error = exc
-            else:
-                for w in group:
-                    try:
-                        self._store.insert(w.tenant, w.rows)
-                    except Exception as alone:
-                        w.error = alone
-        except BaseException as exc:  # an interrupt: no waiter may wait for ever
-            for w in group:
+            try:
+                self._store.insert_many([(w.tenant, w.rows) for w in group])
+                unanswered.clear()
+            except Exception as exc:
+                if len(group) == 1 or not _refused_unwritten(exc):
+                    for w in group:
+                        w.error = exc
+                    unanswered.clear()
+            for w in list(unanswered):  # the engine wrote nothing: each batch alone
+                try:
+                    self._store.insert(w.tenant, w.rows)
+                except Exception as alone:
+                    w.error = alone
+                unanswered.remove(w)
+        except BaseException as exc:  # an interrupt: what was not answered failed
+            for w in unanswered:
                 w.error = exc
             raise
         finally:
             for w in group:
                 w.done = True
+
+
+def _refused_unwritten(exc: Exception) -> bool:
+    return isinstance(exc, StoreError) and exc.code in REFUSED_TEXT
