@@ -229,7 +229,7 @@ class ChdbEventStore(TablesOf):
     def _run(
         self,
         pool: SessionPool,
-        sql: str,
+        sql: str | bytes,
         fmt: str,
         read: Callable[[bytes], T],
         params: Mapping[str, Any] | None = None,
@@ -255,7 +255,9 @@ class ChdbEventStore(TablesOf):
         # Batches are large, or grouped by ingest.group_commit: a synchronous insert
         # makes one part per day and returns once it is written, the durability we promise.
         sql = f"INSERT INTO {self.table} ({_COLUMNS}) SETTINGS {_INSERT_SETTINGS} FORMAT TSV\n"
-        self._run(self._inserts, sql + body.decode(), "CSV", _text)
+        # As bytes: chDB takes them as they are, where a str would be decoded and copied
+        # (2 µs an event of 0.5 kB, and the body's size in memory once more).
+        self._run(self._inserts, sql.encode() + body, "CSV", _text)
 
     def query(
         self, sql: str, params: Mapping[str, Any], columns: Sequence[str] | None = None
