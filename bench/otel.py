@@ -1,4 +1,5 @@
-"""OTLP ingest: spans per second through ``/otel/v1/traces`` beside the Events API.
+"""OTLP ingest: spans per second through ``/otel/v1/traces`` beside the Events API, and
+log records and metric data points through ``/otel/v1/logs`` and ``/otel/v1/metrics``.
 
 The same spans go two ways in the same run, with the same concurrency:
 
@@ -9,7 +10,8 @@ The same spans go two ways in the same run, with the same concurrency:
 
 Spans look like real HTTP services: server spans with client and database
 children, semantic-convention attributes, resources with SDK and host details,
-a few exceptions.
+a few exceptions. Log records (512 per request) are request logs with a trace
+context; metric requests hold 512 data points (counters, gauges, histograms).
 """
 
 from __future__ import annotations
@@ -18,14 +20,24 @@ import random
 import statistics
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
+from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span, Status
 
 from bench.ingest import Batch, HttpPath, HttpSender, run_concurrently
@@ -183,19 +195,113 @@ def make_work(batches: int, seed: int = 11) -> Work:
     return Work(otlp, events, batches * SPANS_PER_BATCH)
 
 
-class OtlpPath(HttpSender):
-    """POSTs protobuf bodies to /otel/v1/traces."""
+def _scope(resources: Any, scopes: str, rng: random.Random, batch: int, name: str) -> Any:
+    """One scope named ``name`` of a new resource, the service of batch ``batch``'s."""
+    entry = resources.add()
+    entry.resource.CopyFrom(resource_spans(rng, SERVICES[batch % len(SERVICES)]).resource)
+    scope = getattr(entry, scopes).add()
+    scope.scope.name = name
+    return scope
 
-    def __init__(self, url: str, key: str, dataset: str) -> None:
+
+def make_logs(batches: int, seed: int = 12) -> list[Batch]:
+    """Request logs of the same services, 512 records per body, each in a trace."""
+    rng = random.Random(seed)
+    start = time.time_ns() - 3_600 * 10**9
+    out = []
+    for b in range(batches):
+        request = ExportLogsServiceRequest()
+        scope = _scope(request.resource_logs, "scope_logs", rng, b, "app.requests")
+        for i in range(SPANS_PER_BATCH):
+            method, route = rng.choice(METHODS), rng.choice(ROUTES)
+            status = rng.choice([200, 200, 200, 201, 204, 400, 404, 500])
+            record = scope.log_records.add(
+                time_unix_nano=start + (b * SPANS_PER_BATCH + i) * 1_000_000,
+                severity_number=SeverityNumber.SEVERITY_NUMBER_ERROR
+                if status >= 500
+                else SeverityNumber.SEVERITY_NUMBER_INFO,
+                severity_text="ERROR" if status >= 500 else "INFO",
+                trace_id=rng.randbytes(16),
+                span_id=rng.randbytes(8),
+            )
+            record.body.string_value = f"{method} {route} completed with {status}"
+            record.attributes.extend(
+                [
+                    kv("http.request.method", method),
+                    kv("http.route", route),
+                    kv("http.response.status_code", status),
+                    kv("enduser.id", str(rng.randint(1, 50_000))),
+                    kv("duration_ms", rng.randint(1, 900)),
+                ]
+            )
+        out.append(Batch(request.SerializeToString(), []))
+    return out
+
+
+def make_metrics(batches: int, seed: int = 13) -> list[Batch]:
+    """512 data points per body: request counters, memory gauges, latency histograms."""
+    rng = random.Random(seed)
+    start = time.time_ns() - 3_600 * 10**9
+    bounds = [5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0]
+    out = []
+    for b in range(batches):
+        request = ExportMetricsServiceRequest()
+        scope = _scope(request.resource_metrics, "scope_metrics", rng, b, "app.metrics")
+        counter = scope.metrics.add(name="http.server.requests", unit="1")
+        counter.sum.aggregation_temporality = AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA
+        counter.sum.is_monotonic = True
+        gauge = scope.metrics.add(name="process.memory.usage", unit="By")
+        histogram = scope.metrics.add(name="http.server.request.duration", unit="ms")
+        histogram.histogram.aggregation_temporality = (
+            AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA
+        )
+        at = start + b * 60 * 10**9
+        for i in range(SPANS_PER_BATCH):
+            route = ROUTES[i % len(ROUTES)]
+            attributes = [kv("http.route", route), kv("instance", f"pod-{i % 40}")]
+            kind = i % 3
+            if kind == 0:
+                point = counter.sum.data_points.add(time_unix_nano=at, as_int=rng.randint(0, 500))
+            elif kind == 1:
+                point = gauge.gauge.data_points.add(
+                    time_unix_nano=at, as_double=rng.uniform(1e8, 9e8)
+                )
+            else:
+                counts = [rng.randint(0, 40) for _ in range(len(bounds) + 1)]
+                point = histogram.histogram.data_points.add(
+                    time_unix_nano=at,
+                    count=sum(counts),
+                    sum=rng.uniform(100, 9000),
+                    bucket_counts=counts,
+                    explicit_bounds=bounds,
+                )
+            point.attributes.extend(attributes)
+        out.append(Batch(request.SerializeToString(), []))
+    return out
+
+
+SIGNALS = {
+    # path: (how the answer tells rejected items)
+    "traces": lambda body: ExportTraceServiceResponse.FromString(body).partial_success,
+    "logs": lambda body: ExportLogsServiceResponse.FromString(body).partial_success,
+    "metrics": lambda body: ExportMetricsServiceResponse.FromString(body).partial_success,
+}
+
+
+class OtlpPath(HttpSender):
+    """POSTs protobuf bodies to /otel/v1/<signal>."""
+
+    def __init__(self, url: str, key: str, dataset: str, signal: str = "traces") -> None:
         super().__init__(
-            f"{url}/otel/v1/traces",
+            f"{url}/otel/v1/{signal}",
             {"x-api-key": key, "x-dataset": dataset, "content-type": "application/x-protobuf"},
         )
+        self.signal = signal
 
     def send(self, batch: Batch) -> None:
-        response = ExportTraceServiceResponse.FromString(self.post(batch))
-        if response.partial_success.rejected_spans:
-            raise RuntimeError(response.partial_success.error_message)
+        partial = SIGNALS[self.signal](self.post(batch))
+        if partial.error_message:
+            raise RuntimeError(partial.error_message)
 
 
 def run(ctx: BenchContext) -> None:
@@ -212,15 +318,22 @@ def run(ctx: BenchContext) -> None:
     paths = {
         "otlp": lambda i: OtlpPath(url, key, f"bench-otlp-{i}"),
         "events": lambda i: HttpPath(f"{url}/events", key, f"bench-otlp-events-{i}"),
+        "logs": lambda i: OtlpPath(url, key, f"bench-otlp-logs-{i}", "logs"),
+        "metrics": lambda i: OtlpPath(url, key, f"bench-otlp-metrics-{i}", "metrics"),
+    }
+    bodies = {
+        "otlp": work.otlp,
+        "events": work.events,
+        "logs": make_logs(batches),
+        "metrics": make_metrics(batches),
     }
     times: dict[str, list[float]] = {name: [] for name in paths}
     for i in range(ctx.repeats):
         # Alternate the order so neither path always runs on a warmer engine.
         for name in list(paths) if i % 2 == 0 else reversed(paths):
             path = paths[name](i)
-            body = work.otlp if name == "otlp" else work.events
             try:
-                times[name].append(run_concurrently(body, CLIENTS, path.send))
+                times[name].append(run_concurrently(bodies[name], CLIENTS, path.send))
             finally:
                 path.close()
     head = f"{'path':<36}{'items':>9}{'MB':>7}{'median s':>10}{'min s':>8}{'items/s':>10}"
@@ -229,12 +342,14 @@ def run(ctx: BenchContext) -> None:
     labels = {
         "otlp": "OTLP /otel/v1/traces (protobuf)",
         "events": "Events API (same events as JSON)",
+        "logs": "OTLP /otel/v1/logs (log records)",
+        "metrics": "OTLP /otel/v1/metrics (data points)",
     }
     rate = {}
     for name, label in labels.items():
         median = statistics.median(times[name])
         rate[name] = work.spans / median
-        mb = otlp_mb if name == "otlp" else events_mb
+        mb = sum(len(b.body) for b in bodies[name]) / 1e6
         print(
             f"{label:<36}{work.spans:>9,}{mb:>7.1f}{median:>10.2f}"
             f"{min(times[name]):>8.2f}{rate[name]:>10,.0f}"
