@@ -27,7 +27,17 @@ if str(ROOT) not in sys.path:  # run as a script: make `bench` and `tests` impor
 
 from tests.support import LiveServer, Tenant, launch  # noqa: E402
 
-SECTIONS = ["ingest", "queries", "search", "otel", "alerts", "console", "scale"]
+SECTIONS = [
+    "ingest",
+    "ingest_table",
+    "queries",
+    "search",
+    "storage",
+    "otel",
+    "alerts",
+    "console",
+    "scale",
+]
 
 
 @dataclass

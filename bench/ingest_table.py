@@ -1,0 +1,120 @@
+"""What an INSERT into the events table costs the engine, change by change.
+
+The same rows (the ingest section's events, about 0.46 kB each) are inserted by
+one session into tables of one engine, in turns, in inserts of 12,000 events
+(a 6MB body) and of 1,000, without HTTP:
+
+- before: the table and INSERT as they were before DDL 0012: `data` computed from
+  `raw` by the column's expression, parts over 10 MB written wide, the needle
+  indexes built on insert, `data` in LZ4;
+- compact: parts under 32 MB written compact (0012), `data` in ZSTD (0013);
+- + sent: the event's text sent for `data` too, parsed by the input format;
+- + merge (now): the needle indexes left to merges (store.events.base.INSERT_SETTINGS);
+- raw only: a table of the typed columns and `raw` alone (no `data`, no index, no
+  paths view), what the engine does without parsing the JSON: the bound.
+
+Every table has the fsync settings of the events table (0002).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bench.ingest import make_batches
+from limelight.store.events.base import (
+    INSERT_COLUMNS,
+    INSERT_SETTINGS,
+    JSON_PARSE_SETTINGS,
+    encode_rows,
+    settings_clause,
+)
+from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.tenant import Tenant
+
+if TYPE_CHECKING:
+    from bench.run import BenchContext
+
+TENANT = Tenant("bench", "bench")
+CAST_COLUMNS = ", ".join(c for c in INSERT_COLUMNS if c != "data")
+SENT_COLUMNS = ", ".join(INSERT_COLUMNS)
+ON_INSERT = {"materialize_skip_indexes_on_insert": 1}
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    database: str
+    columns: str  # CAST_COLUMNS: `data` from its expression; SENT_COLUMNS: sent
+    settings: str
+
+
+def _variants() -> list[Variant]:
+    cast = settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS, **ON_INSERT})
+    sent = settings_clause({"async_insert": 0, **INSERT_SETTINGS, **ON_INSERT})
+    now = settings_clause({"async_insert": 0, **INSERT_SETTINGS})
+    return [
+        Variant("before", "bench_insert_before", CAST_COLUMNS, cast),
+        Variant("compact (0012, 0013)", "bench_insert_now", CAST_COLUMNS, cast),
+        Variant("+ data sent", "bench_insert_now", SENT_COLUMNS, sent),
+        Variant("+ indexes on merge (now)", "bench_insert_now", SENT_COLUMNS, now),
+        Variant("raw only (the bound)", "bench_insert_raw", CAST_COLUMNS, cast),
+    ]
+
+
+def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
+    path = ctx.scratch("ingest-table")
+    stores = {}
+    for database in ("bench_insert_before", "bench_insert_now", "bench_insert_raw"):
+        store = ChdbEventStore(path, database=database)
+        store.start()
+        stores[database] = store
+    before = stores["bench_insert_before"]
+    before.command(f"ALTER TABLE {before.table} MODIFY SETTING min_bytes_for_wide_part = 10485760")
+    before.command(
+        f"ALTER TABLE {before.table} MODIFY COLUMN data "
+        "JSON(max_dynamic_paths = 256) MATERIALIZED raw::JSON"
+    )
+    bare = stores["bench_insert_raw"]
+    bare.command(f"DROP VIEW {bare.table.split('.')[0]}.event_paths_by_dataset_on_insert")
+    bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")
+    bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_words")
+    bare.command(f"ALTER TABLE {bare.table} DROP COLUMN data")
+    return stores
+
+
+def run(ctx: BenchContext) -> None:
+    events = 24_000 if ctx.quick else 60_000
+    stores = _tables(ctx)
+    variants = _variants()
+    try:
+        results: dict[tuple[str, int], list[float]] = {}
+        for per in (12_000, 1_000):
+            batches = make_batches(events, per, "bench")
+            sent = [encode_rows(TENANT, b.rows).decode() for b in batches]
+            # Without `data` (the last field of each line), for the INSERTs that do not send it.
+            cast = ["\n".join(line.rsplit("\t", 1)[0] for line in b.split("\n")) for b in sent]
+            for repeat in range(max(3, ctx.repeats)):
+                order = variants if repeat % 2 == 0 else list(reversed(variants))
+                for v in order:
+                    store = stores[v.database]
+                    store.command(f"TRUNCATE TABLE {store.table}")
+                    time.sleep(0.5)
+                    started = time.perf_counter()
+                    for body in cast if v.columns == CAST_COLUMNS else sent:
+                        store.command(
+                            f"INSERT INTO {store.table} ({v.columns}) SETTINGS {v.settings} "
+                            f"FORMAT TSV\n{body}"
+                        )
+                    results.setdefault((v.name, per), []).append(time.perf_counter() - started)
+    finally:
+        for store in stores.values():
+            store.close()
+    print(f"{events:,} events, one session, medians of {max(3, ctx.repeats)} in turns; events/s")
+    print(f"{'table and INSERT':28s} {'12,000 per INSERT':>18s} {'1,000 per INSERT':>17s}")
+    for v in variants:
+        big = events / statistics.median(results[(v.name, 12_000)])
+        small = events / statistics.median(results[(v.name, 1_000)])
+        print(f"{v.name:28s} {big:18,.0f} {small:17,.0f}")
