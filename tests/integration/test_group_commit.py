@@ -281,3 +281,38 @@ def test_a_group_stops_at_its_size_in_bytes(store: EventStore) -> None:
     # 16 MiB hold eight of them; the other two wait for the next INSERT.
     assert held.groups == [1, 8, 2]
     assert len(_ids(store, tenant)) == 2 + 1000
+
+
+def test_a_request_interrupted_while_writing_anothers_group_is_never_written_later(
+    store: EventStore,
+) -> None:
+    # Two tenants' batches wait; whichever thread leads writes the first tenant's group,
+    # and that write is interrupted. A request that failed must not be written by
+    # whoever writes next (its client retries it), and one told success must be stored.
+    one, two = Tenant("ws_group_lead_1", "env"), Tenant("ws_group_lead_2", "env")
+    held = Held(store, {2: KeyboardInterrupt()})
+    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    first = _start_blocked(held, group, one, "first")
+    told: dict[str, BaseException | None] = {}
+
+    def send(tenant: Tenant, tag: str) -> None:
+        try:
+            group.insert(tenant, _rows(tag, 2))
+            told[tag] = None
+        except BaseException as exc:
+            told[tag] = exc
+
+    x = threading.Thread(target=send, args=(one, "x"))
+    x.start()
+    _wait_queued(group, 1)
+    y = threading.Thread(target=send, args=(two, "y"))
+    y.start()
+    _wait_queued(group, 2)
+    held.gate.set()
+    assert _join([first, x, y])
+    later = threading.Thread(target=send, args=(two, "z"))
+    later.start()
+    assert _join([later])
+    stored = {i.rsplit("-", 1)[0] for t in (one, two) for i in _ids(store, t)} - {"first"}
+    assert told["x"] is not None and told["z"] is None
+    assert stored == {tag for tag, error in told.items() if error is None}

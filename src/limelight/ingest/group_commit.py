@@ -75,19 +75,25 @@ class GroupCommit:
         mine = _Waiting(tenant, rows, days.pop(), size)
         with self._changed:
             self._waiting.append(mine)
-            while not mine.done:
-                if not self._free or not self._waiting:  # mine may be in another's group
-                    self._changed.wait()
-                    continue
-                group = self._take()
-                self._free -= 1
-                self._changed.release()
-                try:
-                    self._write(group)
-                finally:
-                    self._changed.acquire()
-                    self._free += 1
-                    self._changed.notify_all()
+            try:
+                while not mine.done:
+                    if not self._free or not self._waiting:  # mine may be in another's group
+                        self._changed.wait()
+                        continue
+                    group = self._take()
+                    self._free -= 1
+                    self._changed.release()
+                    try:
+                        self._write(group)
+                    finally:
+                        self._changed.acquire()
+                        self._free += 1
+                        self._changed.notify_all()
+            except BaseException:
+                # Interrupted while waiting or writing another's group: the request fails,
+                # so its batch must not be written later by someone else.
+                self._waiting = [w for w in self._waiting if w is not mine]
+                raise
         if mine.error is not None:
             raise mine.error
 
