@@ -52,7 +52,9 @@ INGEST_BYTES = Counter(
     ["api", "outcome"],
 )
 INSERT_SECONDS = Histogram(
-    "limelight_insert_duration_seconds", "Time of one INSERT of events into the events store."
+    "limelight_insert_duration_seconds",
+    "Time a request's events took to be stored: their INSERT, or the wait for and the "
+    "INSERT of the group of small requests they joined.",
 )
 QUERY_RUN_SECONDS = Histogram(
     "limelight_query_run_duration_seconds",
