@@ -6,8 +6,8 @@ one session into tables of one engine, in turns, in inserts of 12,000 events
 
 - before: the table and INSERT as they were before DDL 0012: `data` computed from
   `raw` by the column's expression, parts over 10 MB written wide, the needle
-  indexes built on insert, `data` in LZ4;
-- compact: parts under 32 MB written compact (0012), `data` in ZSTD (0013);
+  indexes built on insert;
+- compact: parts under 32 MB written compact (0012);
 - + sent: the event's text sent for `data` too, parsed by the input format;
 - + merge (now): the needle indexes left to merges (store.events.base.INSERT_SETTINGS);
 - raw only: a table of the typed columns and `raw` alone (no `data`, no index, no
@@ -57,7 +57,7 @@ def _variants() -> list[Variant]:
     now = settings_clause({"async_insert": 0, **INSERT_SETTINGS})
     return [
         Variant("before", "bench_insert_before", CAST_COLUMNS, cast),
-        Variant("compact (0012, 0013)", "bench_insert_now", CAST_COLUMNS, cast),
+        Variant("compact (0012)", "bench_insert_now", CAST_COLUMNS, cast),
         Variant("+ data sent", "bench_insert_now", SENT_COLUMNS, sent),
         Variant("+ indexes on merge (now)", "bench_insert_now", SENT_COLUMNS, now),
         Variant("raw only (the bound)", "bench_insert_raw", CAST_COLUMNS, cast),
@@ -73,10 +73,6 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
         stores[database] = store
     before = stores["bench_insert_before"]
     before.command(f"ALTER TABLE {before.table} MODIFY SETTING min_bytes_for_wide_part = 10485760")
-    before.command(
-        f"ALTER TABLE {before.table} MODIFY COLUMN data "
-        "JSON(max_dynamic_paths = 256) MATERIALIZED raw::JSON"
-    )
     bare = stores["bench_insert_raw"]
     bare.command(f"DROP VIEW {bare.table.split('.')[0]}.event_paths_by_dataset_on_insert")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")

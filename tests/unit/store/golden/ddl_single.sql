@@ -142,13 +142,3 @@ ALTER TABLE limelight.events MATERIALIZE INDEX raw_words;
 -- still make the large parts queries read wide. Measured on 2 cores, 60,000 events
 -- of 0.46 kB in inserts of 12,000, one session: 45k events/s against 28k wide.
 ALTER TABLE limelight.events MODIFY SETTING min_bytes_for_wide_part = 33554432;
-
--- 0013
--- `data` compressed with ZSTD, as `raw` is, rather than the engine's default LZ4. What
--- it saves depends on the events: 60,000 of the ingest bench's (random ids, durations
--- and sizes) merged into one part, `data` weighed 0.252 of the NDJSON's bytes with LZ4
--- and 0.116 with ZSTD(1), the table 0.476 against 0.340, at the same insert rate; the
--- queries bench's 10M generated events, more regular, weigh 0.116 either way.
--- bench/storage.py weighs both and times the queries bench on each. Parts written
--- before this file keep LZ4 until they are merged.
-ALTER TABLE limelight.events MODIFY COLUMN data JSON(max_dynamic_paths = 256) MATERIALIZED raw::JSON CODEC(ZSTD(1));
