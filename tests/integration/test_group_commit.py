@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from limelight.errors import StoreError
-from limelight.ingest.group_commit import ALONE_ROWS, DAY_MS, GroupCommit
-from limelight.store.events.base import EventRow, EventStore, TenantRows
+from limelight.ingest.group_commit import ALONE_ROWS, GroupCommit
+from limelight.ingest.service import DAY_MS
+from limelight.store.events.base import EventRow, EventStore
 from limelight.tenant import Tenant
 
 NOW_MS = 1_790_000_000_000
@@ -29,23 +30,18 @@ class Held:
     def __init__(self, store: EventStore, failures: dict[int, BaseException] | None = None) -> None:
         self.store = store
         self.gate = threading.Event()
-        self.groups: list[int] = []  # batches per INSERT
-        self.tenants: list[set[str]] = []  # the workspaces of each INSERT
+        self.groups: list[int] = []  # batches per INSERT (the tags of their rows' ids)
         self.entered = threading.Event()
         self.failures = failures or {}
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
-        self.insert_many([(tenant, rows)])
-
-    def insert_many(self, batches: Sequence[TenantRows]) -> None:
-        self.groups.append(len(batches))
-        self.tenants.append({t.workspace_id for t, _ in batches})
+        self.groups.append(len({r.id.rsplit("-", 1)[0] for r in rows}))
         self.entered.set()
         self.gate.wait(10)
         failure = self.failures.get(len(self.groups))
         if failure is not None:
             raise failure
-        self.store.insert_many(batches)
+        self.store.insert(tenant, rows)
 
 
 def _rows(tag: str, n: int, at_ms: int = NOW_MS, raw: bytes | None = None) -> list[EventRow]:
@@ -114,23 +110,13 @@ def test_batches_waiting_for_a_slot_go_in_one_insert_per_tenant_and_each_reads_i
 ) -> None:
     held = Held(store)
     group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
-    first = _start_blocked(held, group, A, "a-first")
     batches = [
         (A, _rows(f"a-{i:02d}", 3)) if i % 2 else (B, _rows(f"b-{i:02d}", 3)) for i in range(20)
     ]
-    done: list[list[BaseException]] = []
-    sender = threading.Thread(target=lambda: done.append(_send_all(group, batches)))
-    sender.start()
-    _wait_queued(group, 20)
-    held.gate.set()
-    assert _join([first, sender])
-    assert done == [[]]
+    assert _queue_behind_first(held, group, A, batches) == []
     # The first INSERT held the first batch; the 20 that waited went in one per tenant.
     assert sorted(held.groups) == [1, 10, 10]
-    assert all(len(workspaces) == 1 for workspaces in held.tenants)
-    expect_a = sorted(
-        ["a-first-0", "a-first-1"] + [r.id for t, rs in batches if t == A for r in rs]
-    )
+    expect_a = sorted(["first-0", "first-1"] + [r.id for t, rs in batches if t == A for r in rs])
     expect_b = sorted(r.id for t, rs in batches if t == B for r in rs)
     assert _ids(store, A) == expect_a
     assert _ids(store, B) == expect_b
@@ -148,16 +134,9 @@ def test_a_batch_the_engine_refuses_fails_alone_and_the_others_are_stored_once(
     tenant = Tenant("ws_group_bad", "env")
     held = Held(store)
     group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
-    first = _start_blocked(held, group, tenant, "first")
     good = [(tenant, _rows(f"good-{i}", 2)) for i in range(4)]
     bad = (tenant, _rows("bad", 1, raw=b'{"cut": '))  # not JSON: the engine refuses `data`
-    results: list[list[BaseException]] = []
-    sender = threading.Thread(target=lambda: results.append(_send_all(group, [*good, bad])))
-    sender.start()
-    _wait_queued(group, 5)
-    held.gate.set()
-    assert _join([first, sender])
-    [errors] = results
+    errors = _queue_behind_first(held, group, tenant, [*good, bad])
     assert len(errors) == 1 and isinstance(errors[0], StoreError)
     # The group failed whole, then each batch went alone.
     assert held.groups == [1, 5, 1, 1, 1, 1, 1]
@@ -170,7 +149,7 @@ def test_large_batches_and_batches_over_two_days_go_alone(store: EventStore) -> 
     held = Held(store)
     held.gate.set()
     group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
-    two_days = _rows("span", 2, at_ms=NOW_MS - DAY_MS)[:1] + _rows("span2", 1)
+    two_days = _rows("span", 1, at_ms=NOW_MS - DAY_MS) + _rows("span", 2)[1:]
     group.insert(tenant, two_days)
     group.insert(tenant, _rows("big", ALONE_ROWS))
     assert held.groups == [1, 1]
@@ -181,16 +160,9 @@ def test_batches_of_other_days_wait_for_a_group_of_their_own(store: EventStore) 
     tenant = Tenant("ws_group_days", "env")
     held = Held(store)
     group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
-    first = _start_blocked(held, group, tenant, "first")
     today = [(tenant, _rows(f"today-{i}", 2)) for i in range(3)]
     yesterday = [(tenant, _rows(f"yday-{i}", 2, at_ms=NOW_MS - 2 * DAY_MS)) for i in range(2)]
-    results: list[list[BaseException]] = []
-    sender = threading.Thread(target=lambda: results.append(_send_all(group, [*today, *yesterday])))
-    sender.start()
-    _wait_queued(group, 5)
-    held.gate.set()
-    assert _join([first, sender])
-    assert results == [[]]
+    assert _queue_behind_first(held, group, tenant, [*today, *yesterday]) == []
     assert sorted(held.groups) == [1, 2, 3]
     assert len(_ids(store, tenant)) == 2 + 6 + 4
 
@@ -207,14 +179,13 @@ def test_many_concurrent_small_batches_are_all_stored_exactly_once(
 
 
 def _queue_behind_first(
-    held: Held, group: GroupCommit, tenant: Tenant, batches: list[list[EventRow]]
+    held: Held, group: GroupCommit, tenant: Tenant, batches: list[tuple[Tenant, list[EventRow]]]
 ) -> list[BaseException]:
-    """The first batch holds the slot while ``batches`` queue; then all go. The errors."""
+    """``tenant``'s first batch holds the slot while ``batches`` queue; then all go.
+    The errors."""
     first = _start_blocked(held, group, tenant, "first")
     results: list[list[BaseException]] = []
-    sender = threading.Thread(
-        target=lambda: results.append(_send_all(group, [(tenant, b) for b in batches]))
-    )
+    sender = threading.Thread(target=lambda: results.append(_send_all(group, batches)))
     sender.start()
     _wait_queued(group, len(batches))
     held.gate.set()
@@ -231,7 +202,8 @@ def test_a_group_that_may_have_been_written_fails_whole_and_is_not_written_again
     tenant = Tenant("ws_group_unknown", "env")
     held = Held(store, {2: StoreError("Timeout exceeded", 159)})
     group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
-    errors = _queue_behind_first(held, group, tenant, [_rows(f"u{i}", 2) for i in range(4)])
+    batches = [(tenant, _rows(f"u{i}", 2)) for i in range(4)]
+    errors = _queue_behind_first(held, group, tenant, batches)
     assert len(errors) == 4 and all(isinstance(e, StoreError) for e in errors)
     assert held.groups == [1, 4]
     assert _ids(store, tenant) == ["first-0", "first-1"]
@@ -276,7 +248,7 @@ def test_a_group_stops_at_its_size_in_bytes(store: EventStore) -> None:
     held = Held(store)
     group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
     text = b'{"pad": "' + b"x" * 19_000 + b'"}'
-    batches = [_rows(f"b{i}", 100, raw=text) for i in range(10)]  # 1.9 MB each
+    batches = [(tenant, _rows(f"b{i}", 100, raw=text)) for i in range(10)]  # 1.9 MB each
     assert _queue_behind_first(held, group, tenant, batches) == []
     # 16 MiB hold eight of them; the other two wait for the next INSERT.
     assert held.groups == [1, 8, 2]

@@ -87,10 +87,6 @@ class EventRow:
     raw: bytes  # the event as JSON, exactly what reads give back
 
 
-# Rows of one tenant, as ``EventStore.insert_many`` takes them.
-TenantRows = tuple[Tenant, Sequence[EventRow]]
-
-
 @dataclass(slots=True)
 class QueryResult:
     rows: list[dict[str, Any]]
@@ -110,9 +106,6 @@ class EventStore(Protocol):
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
         """Store the rows durably; return only when a read would see them."""
-
-    def insert_many(self, batches: Sequence[TenantRows]) -> None:
-        """Store several tenants' rows in one INSERT, as ``insert`` stores one's."""
 
     def query(
         self, sql: str, params: Mapping[str, Any], columns: Sequence[str] | None = None
@@ -177,12 +170,6 @@ def _tsv_field(value: str) -> bytes:
         .replace("\r", "\\r")
         .encode()
     )
-
-
-def encode_batches(batches: Iterable[TenantRows]) -> bytes:
-    """The rows of several tenants as one INSERT's TabSeparated body: every row
-    carries its own tenant's columns."""
-    return b"\n".join(encode_rows(tenant, rows) for tenant, rows in batches if rows)
 
 
 def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:

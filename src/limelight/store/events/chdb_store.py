@@ -35,9 +35,8 @@ from limelight.store.events.base import (
     EventRow,
     QueryResult,
     TablesOf,
-    TenantRows,
     decode_result,
-    encode_batches,
+    encode_rows,
     engine_error,
     settings_clause,
 )
@@ -246,12 +245,9 @@ class ChdbEventStore(TablesOf):
             return read(res.bytes())
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
-        self.insert_many([(tenant, rows)])
-
-    def insert_many(self, batches: Sequence[TenantRows]) -> None:
-        body = encode_batches(batches)
-        if not body:
+        if not rows:
             return
+        body = encode_rows(tenant, rows)
         # Batches are large, or grouped by ingest.group_commit: a synchronous insert
         # makes one part per day and returns once it is written, the durability we promise.
         sql = f"INSERT INTO {self.table} ({_COLUMNS}) SETTINGS {_INSERT_SETTINGS} FORMAT TSV\n"

@@ -23,9 +23,8 @@ from limelight.store.events.base import (
     EventRow,
     QueryResult,
     TablesOf,
-    TenantRows,
     decode_result,
-    encode_batches,
+    encode_rows,
     engine_error,
 )
 from limelight.store.events.ddl import DdlTarget, apply_ddl
@@ -73,12 +72,9 @@ class ServerEventStore(TablesOf):
             self._client = None
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
-        self.insert_many([(tenant, rows)])
-
-    def insert_many(self, batches: Sequence[TenantRows]) -> None:
-        body = encode_batches(batches)
-        if not body:
+        if not rows:
             return
+        body = encode_rows(tenant, rows)
         try:
             self._client.raw_insert(
                 self.table,
