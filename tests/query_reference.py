@@ -280,27 +280,29 @@ def _needle(record: Record, needle: Mapping[str, Any]) -> bool:
     return value.translate(ASCII_UPPER) in text.translate(ASCII_UPPER)
 
 
-def _namespaces(record: Record, namespaces: list[Mapping[str, str]]) -> bool:
+def _wanted_namespaces(namespaces: list[Mapping[str, str]]) -> dict[str, set[str]]:
+    """The values each system field may take: one of them for each field named."""
     wanted: dict[str, set[str]] = {}
     for ns in namespaces:
         field = ns["type"] if ns["type"] in ("dataset", "service") else "namespace"
-        wanted.setdefault(field, set()).add(ns["value"])
-    return all(record.system[f"_{field}"] in values for field, values in wanted.items())
+        wanted.setdefault(f"_{field}", set()).add(ns["value"])
+    return wanted
 
 
 def select(records: list[Record], query: Mapping[str, Any], frm: int, to: int) -> list[Record]:
+    wanted = _wanted_namespaces(query.get("namespaces") or [])
+    filters = query.get("filters") or []
+    combine = any if query.get("filter_combination") == "OR" else all
+    needle = query.get("needle")
     out = []
     for r in records:
         if not frm <= r.system["_timestamp"] < to:
             continue
-        if not _namespaces(r, query.get("namespaces") or []):
+        if not all(r.system[field] in values for field, values in wanted.items()):
             continue
-        filters = query.get("filters") or []
-        hits = [matches_filter(r, f) for f in filters]
-        combine = any if query.get("filter_combination") == "OR" else all
-        if filters and not combine(hits):
+        if filters and not combine([matches_filter(r, f) for f in filters]):
             continue
-        if query.get("needle") and not _needle(r, query["needle"]):
+        if needle and not _needle(r, needle):
             continue
         out.append(r)
     return out

@@ -28,6 +28,7 @@ from limelight.auth.key_owners import admin_key_owner
 from limelight.settings import Settings
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
+from tests import web
 
 CLI = [sys.executable, "-m", "limelight"]
 # Commands that hold a process of their own (a server, a worker, the engine of a backup)
@@ -99,7 +100,7 @@ class LiveServer:
             try:
                 # uvicorn listens only once the engines are open, so any answer
                 # means ready (an app served alone has no /health of its own).
-                status = httpx.get(f"{self.url}/health", timeout=1).status_code
+                status = web.get(f"{self.url}/health", timeout=1).status_code
                 if status == 200 or self.serve_args:
                     return
             except httpx.HTTPError:
@@ -159,7 +160,7 @@ class LiveServer:
         params: dict[str, Any] = {"limit": limit}
         if dataset is not None:
             params["dataset"] = dataset
-        r = httpx.get(
+        r = web.get(
             f"{self.url}/v1/events", params=params, headers={"Authorization": admin_key}, timeout=30
         )
         r.raise_for_status()
@@ -169,7 +170,7 @@ class LiveServer:
     def send(
         self, key: str, dataset: str, events: Any, headers: dict[str, str] | None = None
     ) -> httpx.Response:
-        return httpx.post(
+        return web.post(
             f"{self.events_url}/v1/{dataset}",
             json=events,
             headers={"x-api-key": key, **(headers or {})},
@@ -280,7 +281,7 @@ def launch_clickhouse_double(data_dir: Path, timeout: float = 60.0) -> ClickHous
                 f"the ClickHouse double exited:\n{(data_dir / 'double.log').read_text()}"
             )
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/ping", timeout=1).status_code == 200:
+            if web.get(f"http://127.0.0.1:{port}/ping", timeout=1).status_code == 200:
                 return ClickHouseDouble(port, proc)
         except httpx.HTTPError:
             pass

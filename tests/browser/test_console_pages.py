@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-import httpx
 from playwright.sync_api import expect
 
+from tests import web
 from tests.browser.console import Console
 
 PHONE = {"width": 390, "height": 844}
@@ -28,7 +28,7 @@ def seed(console: Console) -> dict[str, str]:
     ]
     assert console.server.send(console.tenant.ingest_key, "logs", events).status_code == 202
     headers = {"Authorization": console.tenant.admin_key}
-    api = httpx.Client(base_url=console.server.url, headers=headers, timeout=30)
+    api = web.Client(base_url=console.server.url, headers=headers, timeout=30)
     query = api.post(
         "/v1/queries",
         json={

@@ -7,7 +7,6 @@ import time
 import uuid
 from typing import Any
 
-import httpx
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -16,6 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, set_span_in_context
 from playwright.sync_api import Browser, expect
 
+from tests import web
 from tests.browser.console import Console
 from tests.e2e.oauth_support import new_user
 from tests.support import LiveServer
@@ -227,7 +227,7 @@ def test_an_admin_key_is_shown_once_and_refused_once_revoked(console: Console) -
 
     def datasets_api() -> int:
         url = f"{console.server.url}/v1/datasets"
-        return httpx.get(url, headers={"Authorization": key}, timeout=30).status_code
+        return web.get(url, headers={"Authorization": key}, timeout=30).status_code
 
     assert datasets_api() == 200
     console.open(f"{console.base}/keys")
@@ -245,7 +245,7 @@ def test_a_user_of_another_workspace_gets_404_for_every_page(
     console: Console, server: LiveServer, chromium: Browser
 ) -> None:
     assert server.send(console.tenant.ingest_key, "private", [{"message": "mine"}]).status_code
-    saved = httpx.post(
+    saved = web.post(
         f"{server.url}/v1/queries",
         json={"name": "mine", "calculations": [{"operator": "COUNT"}]},
         headers={"Authorization": console.tenant.admin_key},

@@ -18,6 +18,7 @@ from limelight.auth.secrets import SecretKind, display, hash_secret, new_secret
 from limelight.store.meta import accounts_repo as accounts
 from limelight.store.meta import oauth_repo, repos
 from limelight.store.meta.models import utcnow
+from tests import web
 from tests.support import LiveServer
 
 LOGO = (
@@ -127,7 +128,7 @@ class Browser:
     """A cookie jar and a form filler; redirects are followed by hand to look at them."""
 
     def __init__(self, server: LiveServer) -> None:
-        self.client = httpx.Client(base_url=server.url, follow_redirects=False, timeout=30)
+        self.client = web.Client(base_url=server.url, follow_redirects=False, timeout=30)
 
     def close(self) -> None:
         self.client.close()
@@ -180,7 +181,7 @@ def exchange(
         "redirect": integration.redirect,
         "code": code,
     } | extra
-    return httpx.post(f"{server.url}/oauth/token", json=body, timeout=30)
+    return web.post(f"{server.url}/oauth/token", json=body, timeout=30)
 
 
 def refresh(server: LiveServer, integration: Integration, token: str) -> httpx.Response:
@@ -191,11 +192,11 @@ def refresh(server: LiveServer, integration: Integration, token: str) -> httpx.R
         "redirect": integration.redirect,
         "refreshToken": token,
     }
-    return httpx.post(f"{server.url}/oauth/token", json=body, timeout=30)
+    return web.post(f"{server.url}/oauth/token", json=body, timeout=30)
 
 
 def environments(server: LiveServer, access_token: str) -> httpx.Response:
-    return httpx.get(
+    return web.get(
         f"{server.url}/oauth/environments",
         headers={"Authorization": f"Bearer {access_token}", "Content-Type": "application/json"},
         timeout=30,

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import web
 from tests.alert_support import Mailbox, WebhookReceiver, smtp_server, webhook_receiver
 from tests.support import LiveServer, Tenant, launch
 
@@ -48,7 +49,7 @@ def alerting_server(
 
 class Api:
     def __init__(self, server: LiveServer, key: str) -> None:
-        self.client = httpx.Client(base_url=server.url, headers={"Authorization": key}, timeout=30)
+        self.client = web.Client(base_url=server.url, headers={"Authorization": key}, timeout=30)
 
     def post(self, path: str, body: Any) -> httpx.Response:
         return self.client.post(path, json=body)
@@ -288,8 +289,8 @@ def test_keys_and_tenants(alerting_server: LiveServer) -> None:
         {"name": "x", "query_id": query_id, "threshold": {"operation": ">", "value": 1}},
     ).json()["alert"]["id"]
     url = f"{server.url}/v1/alerts/{alert_id}"
-    assert httpx.get(url).status_code == 401
-    assert httpx.get(url, headers={"Authorization": mine.ingest_key}).status_code == 403
+    assert web.get(url).status_code == 401
+    assert web.get(url, headers={"Authorization": mine.ingest_key}).status_code == 403
     other = Api(server, theirs.admin_key)
     for answer in (
         other.client.get(url),
@@ -453,7 +454,7 @@ def test_test_notifications_to_a_silent_destination_hold_up_no_one_else(
 
     def test_it() -> None:
         try:
-            with httpx.Client(headers={"Authorization": mine.admin_key}, timeout=60) as c:
+            with web.Client(headers={"Authorization": mine.admin_key}, timeout=60) as c:
                 answers.append(c.post(f"{server.url}/v1/alerts/{alert_id}/test").status_code)
         except httpx.HTTPError:
             pass

@@ -7,12 +7,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from openapi_spec_validator import validate
 
 from limelight.app import create_app
 from limelight.settings import Settings
+from tests import web
 from tests.support import LiveServer
 
 # Routes that are not part of the API, each with why.
@@ -91,23 +91,23 @@ def test_every_documented_operation_is_served(document: dict[str, Any], server: 
     for path, item in document["paths"].items():
         concrete = re.sub(r"\{[^}]+\}", "x1", path)
         for method in item:
-            answer = httpx.request(method.upper(), server.url + concrete, timeout=30)
+            answer = web.request(method.upper(), server.url + concrete, timeout=30)
             if answer.status_code in (404, 405) and path != "/metrics":
                 unknown.append((method, path, answer.status_code))
     assert unknown == []
-    metrics = httpx.get(server.url + "/metrics", timeout=30)  # from loopback: allowed
+    metrics = web.get(server.url + "/metrics", timeout=30)  # from loopback: allowed
     assert metrics.status_code == 200
 
 
 def test_the_document_and_the_docs_page_are_served(server: LiveServer) -> None:
-    served = httpx.get(server.url + "/openapi.json", timeout=30)
+    served = web.get(server.url + "/openapi.json", timeout=30)
     assert served.status_code == 200
     assert "/events/v1/{dataset}" in served.json()["paths"]
-    page = httpx.get(server.url + "/docs", timeout=30)
+    page = web.get(server.url + "/docs", timeout=30)
     assert page.status_code == 200
     assert "/console/static/vendor/swagger-ui/swagger-ui-bundle.js" in page.text
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert "frame-ancestors 'none'" in policy
-    bundle = httpx.get(server.url + "/console/static/vendor/swagger-ui/swagger-ui-bundle.js")
+    bundle = web.get(server.url + "/console/static/vendor/swagger-ui/swagger-ui-bundle.js")
     assert bundle.status_code == 200 and len(bundle.content) > 1_000_000

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests import web
 from tests.e2e.oauth_support import Browser, new_user, post_forms, register
 from tests.support import LiveServer, launch
 
@@ -44,11 +44,11 @@ class Guesser(Browser):
     """A browser speaking from ``address``."""
 
     def __init__(self, server: LiveServer, address: str) -> None:
-        self.client = httpx.Client(
+        self.client = web.Client(
             base_url=server.url,
             follow_redirects=False,
             timeout=60,
-            transport=httpx.HTTPTransport(local_address=address),
+            transport=web.HTTPTransport(local_address=address),
         )
 
     def login_form(self) -> dict[str, str]:
@@ -121,7 +121,7 @@ def test_concurrent_client_secret_guesses_get_at_most_the_limit_of_checks(
     throttled: LiveServer, tmp_path: Path
 ) -> None:
     integration = register(throttled, tmp_path)
-    client = httpx.Client(timeout=60, transport=httpx.HTTPTransport(local_address="127.0.0.4"))
+    client = web.Client(timeout=60, transport=web.HTTPTransport(local_address="127.0.0.4"))
     wrong = {
         "grantType": "authorization_code",
         "clientId": integration.client_id,

@@ -9,8 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from tests import web
 from tests.support import CLI, LiveServer, launch
 
 
@@ -20,7 +19,7 @@ def limelight(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def queries(server: LiveServer, admin_key: str) -> list[Any]:
-    answer = httpx.get(f"{server.url}/v1/queries", headers={"Authorization": admin_key})
+    answer = web.get(f"{server.url}/v1/queries", headers={"Authorization": admin_key})
     answer.raise_for_status()
     return sorted(answer.json()["queries"], key=lambda q: q["id"])
 
@@ -37,7 +36,7 @@ def test_a_backup_made_while_serving_restores_every_event_and_query(tmp_path: Pa
         for name in ("slow", "by user"):
             body = {"name": name, "calculations": [{"operator": "COUNT"}],
                     "group_bys": [{"key": "data.userId"}]}  # fmt: skip
-            assert httpx.post(f"{source.url}/v1/queries", json=body, headers=headers).is_success
+            assert web.post(f"{source.url}/v1/queries", json=body, headers=headers).is_success
         saved = queries(source, tenant.admin_key)
         stored = source.read(tenant.admin_key)
 

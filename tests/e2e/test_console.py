@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from tests import web
 from tests.e2e.oauth_support import Browser, new_user, post_forms, query_of
 from tests.support import LiveServer, Tenant
 
@@ -28,7 +29,7 @@ def test_login_sets_an_httponly_samesite_lax_session_cookie(
 
 def test_behind_an_https_proxy_the_cookie_is_secure(server: LiveServer, tenant: Tenant) -> None:
     email, password = new_user(server, tenant.workspace_id)
-    client = httpx.Client(base_url=server.url, headers={"X-Forwarded-Proto": "https"})
+    client = web.Client(base_url=server.url, headers={"X-Forwarded-Proto": "https"})
     page = client.get("/login")
     form = post_forms(page.text, "/login")[0]
     # The pre-login cookie is Secure as well; httpx keeps it back over plain http, so it
@@ -86,7 +87,7 @@ def test_login_and_logout_forms_refuse_a_missing_or_wrong_csrf_token(
     old_cookie = browser.client.cookies.get("ll_session")
     assert browser.client.post("/logout", data=dict(logout.fields)).status_code == 303
     # The session is gone on the server, not only from the browser.
-    replay = httpx.get(f"{server.url}/", cookies={"ll_session": old_cookie or ""})
+    replay = web.get(f"{server.url}/", cookies={"ll_session": old_cookie or ""})
     assert replay.status_code == 303 and replay.headers["location"].startswith("/login")
     browser.close()
 
@@ -125,8 +126,8 @@ def test_login_only_returns_to_pages_of_this_server(server: LiveServer, tenant: 
 
 
 def test_pages_need_a_login(server: LiveServer) -> None:
-    home = httpx.get(f"{server.url}/")
+    home = web.get(f"{server.url}/")
     assert home.status_code == 303
     assert query_of(home.headers["location"]) == {"next": "/"}
-    forged = httpx.post(f"{server.url}/installations/abc/uninstall", data={"csrf": "x"})
+    forged = web.post(f"{server.url}/installations/abc/uninstall", data={"csrf": "x"})
     assert forged.status_code == 303 and forged.headers["location"].startswith("/login")

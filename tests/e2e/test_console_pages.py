@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import web
 from tests.e2e.oauth_support import Browser, new_user, post_forms
 from tests.support import LiveServer, Tenant
 
@@ -48,7 +49,7 @@ def member_of(server: LiveServer, tenant: Tenant) -> Member:
         for i in range(5)
     ]
     assert server.send(tenant.ingest_key, "orders", events).status_code == 202
-    query = httpx.post(
+    query = web.post(
         f"{server.url}/v1/queries",
         json={"name": "count", "calculations": [{"operator": "COUNT"}]},
         headers={"Authorization": tenant.admin_key},
@@ -209,7 +210,7 @@ def test_a_stranger_gets_404_for_every_page_and_form_of_another_workspace(
     assert stranger.post(f"{s}/keys/{admin_key_id.group(1)}/revoke").status_code == 404
     e = member.event
     assert stranger.get(f"{s}/events/orders/{e['_id']}", t=e["_timestamp"]).status_code == 404
-    assert httpx.get(
+    assert web.get(
         f"{server.url}/v1/datasets", headers={"Authorization": member.tenant.admin_key}
     ).is_success  # the member's keys all still work
     assert member.get(f"{member.base}/query", saved=member.query_id).status_code == 200

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import orjson
 
+from tests import web
 from tests.support import LiveServer, Tenant
 
 HOUR = 3_600_000
@@ -17,14 +18,14 @@ DEFAULT = {"retention": "3650d", "retention_is_default": True}
 
 def get(server: LiveServer, key: str | None, path: str, **params: Any) -> httpx.Response:
     headers = {"Authorization": key} if key else {}
-    return httpx.get(f"{server.url}{path}", params=params, headers=headers, timeout=30)
+    return web.get(f"{server.url}{path}", params=params, headers=headers, timeout=30)
 
 
 def put_retention(server: LiveServer, key: str | None, dataset: str, body: Any) -> httpx.Response:
     headers = {"Authorization": key} if key else {}
     content = body if isinstance(body, bytes) else orjson.dumps(body)
     url = f"{server.url}/v1/datasets/{dataset}/retention"
-    return httpx.put(url, content=content, headers=headers, timeout=30)
+    return web.put(url, content=content, headers=headers, timeout=30)
 
 
 def test_datasets_are_listed_with_their_counts_and_last_event_over_the_timeframe(

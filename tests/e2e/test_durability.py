@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import web
 from tests.support import LiveServer, Tenant, launch
 
 PER_BATCH = 200
@@ -48,7 +49,7 @@ def test_acknowledged_events_survive_sigkill_exactly_once(tmp_path: Path) -> Non
         enough = threading.Event()
 
         def client(c: int) -> None:
-            with httpx.Client(timeout=30) as http:
+            with web.Client(timeout=30) as http:
                 for n in range(1000):
                     if stop.is_set():
                         return

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import web
 from tests.support import LiveServer, Tenant, launch
 
 MIB = 1024 * 1024
@@ -40,7 +41,7 @@ def post(
     headers: dict[str, str] | None = None,
 ) -> httpx.Response:
     all_headers = {**({"x-api-key": key} if key else {}), **(headers or {})}
-    return httpx.post(f"{server.url}{path}", content=content, headers=all_headers, timeout=60)
+    return web.post(f"{server.url}{path}", content=content, headers=all_headers, timeout=60)
 
 
 def as_sent(event: dict[str, Any]) -> dict[str, Any]:
@@ -132,7 +133,7 @@ def test_events_nested_too_deep_are_listed_and_odd_timestamps_are_stored(
     assert r.json()["invalid"] == [{"index": 3, "reason": reason}, {"index": 4, "reason": reason}]
     assert sorted(e["n"] for e in server.read(tenant.admin_key, ds)) == [0, 1, 2, 5]
     # The connection was not closed by a 500: the same client goes on.
-    with httpx.Client(base_url=server.url, headers={"x-api-key": tenant.ingest_key}) as client:
+    with web.Client(base_url=server.url, headers={"x-api-key": tenant.ingest_key}) as client:
         for _ in range(2):
             r = client.post(f"/events/v1/{ds}", content=b"[" + deep(300) + b"]")
             assert r.status_code == 400
@@ -234,7 +235,7 @@ def test_missing_or_unknown_keys_are_401(server: LiveServer, headers: dict[str, 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "PATCH", "DELETE"])
 def test_other_methods_are_405_even_without_a_key(server: LiveServer, method: str) -> None:
-    r = httpx.request(method, f"{server.events_url}/v1/logs", timeout=30)
+    r = web.request(method, f"{server.events_url}/v1/logs", timeout=30)
     assert r.status_code == 405
     assert r.json() == {"message": "Method Not Allowed"}
 
@@ -242,7 +243,7 @@ def test_other_methods_are_405_even_without_a_key(server: LiveServer, method: st
 def test_checks_run_in_order_method_key_path_size_body(server: LiveServer, tenant: Tenant) -> None:
     huge = b"x" * (LIMIT + 1)
     # Method first: a bad key, path and body do not matter.
-    r = httpx.put(f"{server.events_url}/v2", content=huge, headers={"x-api-key": "bad"})
+    r = web.put(f"{server.events_url}/v2", content=huge, headers={"x-api-key": "bad"})
     assert r.status_code == 405
     # Then the key, before the path and the size.
     assert post(server, "/events/v2", huge, "ll_pk_wrong").status_code == 401
@@ -449,7 +450,7 @@ def test_redaction_can_be_switched_for_an_existing_environment(
 
 
 def test_cors_preflight_allows_any_origin_post_and_the_headers(server: LiveServer) -> None:
-    r = httpx.options(
+    r = web.options(
         f"{server.events_url}/v1/logs",
         headers={
             "Origin": "https://shop.example",
@@ -472,7 +473,7 @@ def test_cors_preflight_allows_any_origin_post_and_the_headers(server: LiveServe
 
 
 def test_preflight_needs_no_key_even_on_a_bad_path(server: LiveServer) -> None:
-    r = httpx.options(f"{server.events_url}/v1/anything-here", headers={"Origin": "https://a.b"})
+    r = web.options(f"{server.events_url}/v1/anything-here", headers={"Origin": "https://a.b"})
     assert r.status_code == 204
     assert r.headers["access-control-allow-origin"] == "*"
 
@@ -486,7 +487,7 @@ def test_cors_header_is_on_every_kind_of_response(
         post(server, f"/events/v1/{ds}", b"[1]", tenant.ingest_key, origin),  # 400 partial
         post(server, f"/events/v1/{ds}", b"nope", tenant.ingest_key, origin),  # 400
         post(server, f"/events/v1/{ds}", b"[]", "ll_pk_bad", origin),  # 401
-        httpx.get(f"{server.events_url}/v1/c", headers=origin),  # 405
+        web.get(f"{server.events_url}/v1/c", headers=origin),  # 405
     ]
     assert [r.status_code for r in responses] == [202, 400, 400, 401, 405]
     assert all(r.headers.get("access-control-allow-origin") == "*" for r in responses)
@@ -577,7 +578,7 @@ def test_big_integers_survive_the_text_not_just_the_value(
 ) -> None:
     raw = b'[{"id": 123456789012345678901234567890, "n": -99999999999999999999}]'
     assert post(server, f"/events/v1/{ds}", raw, tenant.ingest_key).status_code == 202
-    r = httpx.get(
+    r = web.get(
         f"{server.url}/v1/events",
         params={"dataset": ds},
         headers={"Authorization": tenant.admin_key},
@@ -594,14 +595,14 @@ def test_events_app_served_alone_at_root(tmp_path: Path) -> None:
     try:
         tenant = alone.new_tenant()
         key = {"x-api-key": tenant.ingest_key}
-        r = httpx.post(f"{alone.url}/v1/logs", json=[{"alone": True}], headers=key)
+        r = web.post(f"{alone.url}/v1/logs", json=[{"alone": True}], headers=key)
         assert r.status_code == 202
         assert r.json() == {"message": "Request Accepted"}
         # Nothing but the Events API lives there.
-        r = httpx.post(f"{alone.url}/events/v1/logs", json=[{"alone": False}], headers=key)
+        r = web.post(f"{alone.url}/events/v1/logs", json=[{"alone": False}], headers=key)
         assert r.status_code == 400
-        assert httpx.get(f"{alone.url}/v1/logs").status_code == 405
-        assert httpx.options(f"{alone.url}/v1/logs").headers["access-control-allow-origin"] == "*"
+        assert web.get(f"{alone.url}/v1/logs").status_code == 405
+        assert web.options(f"{alone.url}/v1/logs").headers["access-control-allow-origin"] == "*"
     finally:
         alone.stop()
     # The same data dir served whole shows the event was stored.

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx
 import pytest
 
+from tests import web
 from tests.support import LiveServer, Tenant, launch
 
 RUNS = int(os.environ.get("LIMELIGHT_TEST_ISOLATION_RUNS", "400"))
@@ -93,7 +93,7 @@ def test_no_answer_holds_another_tenants_data(small_limits_server: LiveServer) -
 
     def run(item: tuple[str, dict[str, Any]]) -> tuple[str, str, bytes]:
         marker, query = item
-        r = httpx.post(
+        r = web.post(
             f"{server.url}/v1/query_run?wait=30",
             json={"query": {**query, "limit": 10_000}, "from": now - 3_600_000 * 4, "to": now},
             headers={"Authorization": tenants[marker].admin_key},

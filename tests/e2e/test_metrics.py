@@ -6,16 +6,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests import web
 from tests.support import LiveServer, launch
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 def scrape(server: LiveServer) -> Samples:
-    answer = httpx.get(f"{server.url}/metrics")
+    answer = web.get(f"{server.url}/metrics")
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/plain; version=")
     return {
@@ -41,7 +41,7 @@ def test_a_scrape_after_traffic_shows_what_was_done(server: LiveServer) -> None:
     headers = {"Authorization": tenant.admin_key}
     now = int(time.time() * 1000)
     run_query = {"calculations": [{"operator": "COUNT"}]}
-    run = httpx.post(
+    run = web.post(
         f"{server.url}/v1/query_run?wait=10",
         json={"query": run_query, "from": now - 60_000, "to": now + 60_000},
         headers=headers,
@@ -49,16 +49,16 @@ def test_a_scrape_after_traffic_shows_what_was_done(server: LiveServer) -> None:
     assert run.json()["query_run"]["status"] == "COMPLETED"
     span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
             "name": "GET /", "startTimeUnixNano": str(now * 1_000_000)}  # fmt: skip
-    otlp = httpx.post(
+    otlp = web.post(
         f"{server.url}/otel/v1/traces",
         json={"resourceSpans": [{"scopeSpans": [{"spans": [span, {**span, "spanId": "00"}]}]}]},
         headers={"x-api-key": tenant.ingest_key},
     )
     assert otlp.status_code == 200
-    query = httpx.post(f"{server.url}/v1/queries", json=run_query, headers=headers)
+    query = web.post(f"{server.url}/v1/queries", json=run_query, headers=headers)
     alert = {"name": "any", "query_id": query.json()["query"]["id"],
              "threshold": {"operation": ">", "value": 0}}  # fmt: skip
-    assert httpx.post(f"{server.url}/v1/alerts", json=alert, headers=headers).status_code == 200
+    assert web.post(f"{server.url}/v1/alerts", json=alert, headers=headers).status_code == 200
     # A request is counted as its response ends: in another process than the scrape's,
     # a moment after the client has it.
     # An alert is checked within a few seconds of its creation.
@@ -111,13 +111,13 @@ def test_other_addresses_get_404(tmp_path: Path) -> None:
     )
     nobody = launch(tmp_path / "nobody", {"LIMELIGHT_METRICS_ALLOW": "10.0.0.0/8"})
     try:
-        assert httpx.get(f"{server.url}/metrics").status_code == 200
-        via_proxy = httpx.get(f"{server.url}/metrics", headers={"X-Forwarded-For": "203.0.113.7"})
+        assert web.get(f"{server.url}/metrics").status_code == 200
+        via_proxy = web.get(f"{server.url}/metrics", headers={"X-Forwarded-For": "203.0.113.7"})
         assert via_proxy.status_code == 404
         assert via_proxy.json() == {"message": "Not Found"}
-        allowed = httpx.get(f"{server.url}/metrics", headers={"X-Forwarded-For": "10.1.2.3"})
+        allowed = web.get(f"{server.url}/metrics", headers={"X-Forwarded-For": "10.1.2.3"})
         assert allowed.status_code == 200
-        assert httpx.get(f"{nobody.url}/metrics").status_code == 404
+        assert web.get(f"{nobody.url}/metrics").status_code == 404
     finally:
         server.stop()
         nobody.stop()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 from authlib.integrations.httpx_client import OAuth2Client
 
+from tests import web
 from tests.e2e.oauth_support import (
     Browser,
     environments,
@@ -86,7 +86,7 @@ def test_install_exchange_use_refresh_uninstall(
     # ... and sends events with that key, which land in the granted environment.
     sent = server.send(api_key, "from-integration", [{"message": "hi from the app"}])
     assert sent.status_code == 202
-    stored = httpx.get(
+    stored = web.get(
         f"{server.url}/v1/events",
         params={"dataset": "from-integration"},
         headers={"Authorization": tenant.admin_key},

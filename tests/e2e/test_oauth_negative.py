@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from limelight.auth.oauth.pkce import s256
+from tests import web
 from tests.e2e.oauth_support import (
     REDIRECT,
     Browser,
@@ -36,7 +37,7 @@ from tests.support import LiveServer, Tenant, launch
 
 
 def token_post(server: LiveServer, **kw: Any) -> httpx.Response:
-    return httpx.post(f"{server.url}/oauth/token", timeout=30, **kw)
+    return web.post(f"{server.url}/oauth/token", timeout=30, **kw)
 
 
 def body(integration: Integration, **fields: Any) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def assert_error(answer: httpx.Response, status: int, error: str) -> None:
 def test_t1_token_endpoint_is_post_only_and_refuses_credentials_in_the_url(
     server: LiveServer, one: Installed
 ) -> None:
-    got = httpx.get(f"{server.url}/oauth/token")
+    got = web.get(f"{server.url}/oauth/token")
     assert got.status_code == 405
     assert got.headers["allow"] == "POST"
     in_url = token_post(
@@ -358,13 +359,13 @@ def test_r4_revocation(server: LiveServer, tenant: Tenant, tmp_path: Path) -> No
     mine = {"clientId": one.integration.client_id, "clientSecret": one.integration.client_secret}
     theirs = {"clientId": other.client_id, "clientSecret": other.client_secret}
     # Another client cannot revoke it (and cannot tell that it exists).
-    answer = httpx.post(url, json=theirs | {"token": one.tokens["accessToken"]})
+    answer = web.post(url, json=theirs | {"token": one.tokens["accessToken"]})
     assert answer.status_code == 200
     assert environments(server, one.tokens["accessToken"]).status_code == 200
-    assert httpx.post(url, json=mine | {"token": "ll_at_unknown"}).status_code == 200
-    unauthenticated = httpx.post(url, json={"token": one.tokens["accessToken"]})
+    assert web.post(url, json=mine | {"token": "ll_at_unknown"}).status_code == 200
+    unauthenticated = web.post(url, json={"token": one.tokens["accessToken"]})
     assert_error(unauthenticated, 401, "invalid_client")
-    assert httpx.post(url, json=mine | {"token": one.tokens["accessToken"]}).status_code == 200
+    assert web.post(url, json=mine | {"token": one.tokens["accessToken"]}).status_code == 200
     assert environments(server, one.tokens["accessToken"]).status_code == 401
     # Revoking the access token leaves the refresh token alone.
     assert refresh(server, one.integration, one.tokens["refreshToken"]).status_code == 200
@@ -386,17 +387,17 @@ def test_r4_revocation(server: LiveServer, tenant: Tenant, tmp_path: Path) -> No
 def test_e1_bad_bearer_tokens_get_401_with_a_challenge(
     server: LiveServer, authorization: str, error: str
 ) -> None:
-    answer = httpx.get(f"{server.url}/oauth/environments", headers={"Authorization": authorization})
+    answer = web.get(f"{server.url}/oauth/environments", headers={"Authorization": authorization})
     assert_error(answer, 401, "invalid_token")
     assert answer.headers["www-authenticate"].startswith("Bearer")
     assert error in answer.headers["www-authenticate"]
 
 
 def test_e1_e2_no_token_and_token_in_the_url(server: LiveServer, one: Installed) -> None:
-    missing = httpx.get(f"{server.url}/oauth/environments")
+    missing = web.get(f"{server.url}/oauth/environments")
     assert_error(missing, 401, "invalid_token")
     assert missing.headers["www-authenticate"] == 'Bearer realm="limelight"'
-    in_url = httpx.get(
+    in_url = web.get(
         f"{server.url}/oauth/environments", params={"access_token": one.tokens["accessToken"]}
     )
     assert_error(in_url, 400, "invalid_request")
@@ -428,18 +429,16 @@ def test_e5_token_confusion_both_ways(server: LiveServer, tenant: Tenant, one: I
     # OAuth tokens are not API keys ...
     for token in (access, refresh_token):
         assert server.send(token, "logs", [{"n": 1}]).status_code == 401
-        recent = httpx.get(f"{server.url}/v1/events", headers={"Authorization": token})
+        recent = web.get(f"{server.url}/v1/events", headers={"Authorization": token})
         assert recent.status_code == 401
-        queries = httpx.get(f"{server.url}/v1/queries", headers={"Authorization": token})
+        queries = web.get(f"{server.url}/v1/queries", headers={"Authorization": token})
         assert queries.status_code == 401
     # ... and API keys (or a refresh token) are not access tokens.
     for key in (tenant.ingest_key, tenant.admin_key, minted, refresh_token):
         answer = environments(server, key)
         assert_error(answer, 401, "invalid_token")
     # The minted key is public: it sends events, it does not read them (checklist 0.2).
-    assert (
-        httpx.get(f"{server.url}/v1/events", headers={"Authorization": minted}).status_code == 403
-    )
+    assert web.get(f"{server.url}/v1/events", headers={"Authorization": minted}).status_code == 403
 
 
 # -- A1-A7: the authorize step ------------------------------------------------------------
@@ -484,7 +483,7 @@ def test_a1_a_redirect_that_is_not_identical_gets_an_error_page_never_a_redirect
 def test_a1_an_unknown_client_gets_an_error_page(
     server: LiveServer, params: dict[str, str], status: int
 ) -> None:
-    answer = httpx.get(
+    answer = web.get(
         f"{server.url}/oauth/authorize", params={"response_type": "code", **params, "state": "s"}
     )
     assert answer.status_code == status
@@ -558,7 +557,7 @@ def test_a4_consent_page_headers_csrf_and_303(server: LiveServer, one: Installed
 def test_a5_logos_are_served_as_images_and_scripts_are_refused(
     server: LiveServer, one: Installed, tmp_path: Path
 ) -> None:
-    logo = httpx.get(f"{server.url}/integrations/{one.integration.client_id}/logo.svg")
+    logo = web.get(f"{server.url}/integrations/{one.integration.client_id}/logo.svg")
     assert logo.headers["content-type"] == "image/svg+xml"
     assert "sandbox" in logo.headers["content-security-policy"]
     assert logo.headers["x-content-type-options"] == "nosniff"

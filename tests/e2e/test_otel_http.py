@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from tests import web
 from tests.support import CLI, LiveServer, Tenant, free_port
 from tests.unit.ingest.otlp_builders import TRACE_ID, logs, span, traces
 
@@ -49,13 +50,13 @@ def post(
     extra = {"x-api-key": tenant.ingest_key}
     if dataset:
         extra["x-dataset"] = dataset
-    return httpx.post(
+    return web.post(
         f"{server.url}/otel{path}", content=body, headers={**extra, **headers}, timeout=30
     )
 
 
 def stored(server: LiveServer, tenant: Tenant, dataset: str) -> list[dict[str, Any]]:
-    r = httpx.get(
+    r = web.get(
         f"{server.url}/v1/events",
         params={"dataset": dataset, "limit": 1000},
         headers={"Authorization": tenant.admin_key},
@@ -256,7 +257,7 @@ def test_spans_nested_too_deep_are_rejected_on_a_connection_that_stays_open(
         span("kept", start=NOW_NS),
     ]
     headers = {"x-api-key": tenant.ingest_key, "x-dataset": "deep-spans"}
-    with httpx.Client(base_url=f"{server.url}/otel", headers=headers, timeout=30) as client:
+    with web.Client(base_url=f"{server.url}/otel", headers=headers, timeout=30) as client:
         r = client.post("/v1/traces", content=traces(deep).SerializeToString(), headers=PROTOBUF)
         assert r.status_code == 200, r.text
         partial = ExportTraceServiceResponse.FromString(r.content).partial_success
@@ -324,16 +325,16 @@ def test_other_content_types_are_415(
 @pytest.mark.parametrize("key", [None, "ll_pk_not-a-real-key"])
 def test_missing_or_wrong_key_is_401(server: LiveServer, key: str | None) -> None:
     headers = {**PROTOBUF, **({"x-api-key": key} if key else {})}
-    r = httpx.post(f"{server.url}/otel/v1/traces", content=span_body("x"), headers=headers)
+    r = web.post(f"{server.url}/otel/v1/traces", content=span_body("x"), headers=headers)
     assert r.status_code == 401
     assert rpc_status(r).code == 16  # UNAUTHENTICATED
-    r = httpx.post(f"{server.url}/otel/v1/logs", content=b"{}", headers={**JSON, "x-api-key": "x"})
+    r = web.post(f"{server.url}/otel/v1/logs", content=b"{}", headers={**JSON, "x-api-key": "x"})
     assert r.status_code == 401
     assert r.json() == {"message": "Unauthorised", "code": 16}
 
 
 def test_admin_keys_may_send_too(server: LiveServer, tenant: Tenant) -> None:
-    r = httpx.post(
+    r = web.post(
         f"{server.url}/otel/v1/traces",
         content=span_body("by admin"),
         headers={**PROTOBUF, "x-api-key": tenant.admin_key, "x-dataset": "admin-sent"},
@@ -389,7 +390,7 @@ def test_doubled_prefix_for_logs(server: LiveServer, tenant: Tenant) -> None:
 def test_unknown_path_404_and_wrong_method_405(server: LiveServer, tenant: Tenant) -> None:
     assert post(server, tenant, "/v1/profiles", b"", PROTOBUF).status_code == 404
     assert post(server, tenant, "/v2/traces", b"", PROTOBUF).status_code == 404
-    r = httpx.get(f"{server.url}/otel/v1/traces", headers={"x-api-key": tenant.ingest_key})
+    r = web.get(f"{server.url}/otel/v1/traces", headers={"x-api-key": tenant.ingest_key})
     assert r.status_code == 405
     assert r.json()["message"] == "Method Not Allowed"
 
@@ -405,7 +406,7 @@ def test_dataset_headers(server: LiveServer, tenant: Tenant) -> None:
 
 
 def test_cors_preflight(server: LiveServer) -> None:
-    r = httpx.options(
+    r = web.options(
         f"{server.url}/otel/v1/traces",
         headers={"Origin": "https://app.example", "Access-Control-Request-Method": "POST"},
     )
@@ -441,7 +442,7 @@ def otel_alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         assert server.proc.poll() is None, (data_dir / "server.log").read_text()
         assert time.monotonic() < deadline, "the OTLP server did not start"
         try:
-            httpx.get(f"{server.url}/v1/traces", timeout=1)
+            web.get(f"{server.url}/v1/traces", timeout=1)
             break
         except httpx.HTTPError:
             time.sleep(0.2)
@@ -451,13 +452,13 @@ def otel_alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 
 def test_served_alone_at_the_root(otel_alone: tuple[str, str]) -> None:
     url, key = otel_alone
-    r = httpx.post(
+    r = web.post(
         f"{url}/v1/traces", content=span_body("alone"), headers={**PROTOBUF, "x-api-key": key}
     )
     assert r.status_code == 200
-    r = httpx.post(f"{url}/v1/v1/logs", content=b"{}", headers={**JSON, "x-api-key": key})
+    r = web.post(f"{url}/v1/v1/logs", content=b"{}", headers={**JSON, "x-api-key": key})
     assert r.status_code == 200 and r.json() == {}
-    assert httpx.post(f"{url}/otel/v1/traces", content=b"", headers=PROTOBUF).status_code == 404
+    assert web.post(f"{url}/otel/v1/traces", content=b"", headers=PROTOBUF).status_code == 404
 
 
 def test_load_is_shed_with_retry_after_and_the_sdk_retries(otel_alone: tuple[str, str]) -> None:
@@ -473,12 +474,12 @@ def test_load_is_shed_with_retry_after_and_the_sdk_retries(otel_alone: tuple[str
     answers: list[httpx.Response] = []
     holder = threading.Thread(
         target=lambda: answers.append(
-            httpx.post(f"{url}/v1/traces", content=big, headers=headers, timeout=60)
+            web.post(f"{url}/v1/traces", content=big, headers=headers, timeout=60)
         )
     )
     holder.start()
     time.sleep(0.3)  # its upload is in and it is being stored
-    shed = httpx.post(f"{url}/v1/traces", content=span_body("shed"), headers=headers)
+    shed = web.post(f"{url}/v1/traces", content=span_body("shed"), headers=headers)
     assert shed.status_code == 503
     assert shed.headers["retry-after"] == "1"
     assert rpc_status(shed).code == 14  # UNAVAILABLE

@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from opentelemetry._logs import SeverityNumber
 from opentelemetry.context import get_current
@@ -29,6 +28,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
+from tests import web
 from tests.support import LiveServer, Tenant
 
 MS = 1_000_000
@@ -44,7 +44,7 @@ def run(server: LiveServer, tenant: Tenant, query: dict[str, Any]) -> dict[str, 
     """A query run over the last hour, through the query-run API; its ``data``."""
     now = int(time.time() * 1000)
     body = {"query": query, "from": now - 3_600_000, "to": now + 60_000, "limit": 1000}
-    with httpx.Client(
+    with web.Client(
         base_url=server.url, headers={"Authorization": tenant.admin_key}, timeout=30
     ) as client:
         created = client.post("/v1/query_run", json=body)

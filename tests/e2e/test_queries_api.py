@@ -13,6 +13,7 @@ from limelight.auth.api_keys import mint_key
 from limelight.store.events.base import Tenant as StoreTenant
 from limelight.store.meta import queries_repo, repos
 from limelight.store.meta.db import MetaDB
+from tests import web
 from tests.support import LiveServer, Tenant
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
@@ -43,7 +44,7 @@ class Api:
 
     def __init__(self, server: LiveServer, key: str | None) -> None:
         headers = {"Authorization": key} if key else {}
-        self.client = httpx.Client(base_url=server.url, headers=headers, timeout=30)
+        self.client = web.Client(base_url=server.url, headers=headers, timeout=30)
 
     def create(self, body: Any) -> httpx.Response:
         return self.client.post("/v1/queries", json=body)
@@ -289,17 +290,17 @@ def test_keys_are_required_and_must_be_admin_keys(
     query_id = api.create_id({"name": "auth"})
     url = f"{server.url}/v1/queries/{query_id}"
     for headers in ({}, {"Authorization": "ll_sk_not-a-real-key"}, {"Authorization": ""}):
-        r = httpx.get(url, headers=headers)
+        r = web.get(url, headers=headers)
         assert r.status_code == 401
         assert r.json() == {"message": "Unauthorised"}
-    r = httpx.get(url, headers={"Authorization": mine.ingest_key})
+    r = web.get(url, headers={"Authorization": mine.ingest_key})
     assert r.status_code == 403
     assert r.json()["message"] == "Forbidden"
-    r = httpx.post(f"{server.url}/v1/queries", json={}, headers={"x-api-key": mine.ingest_key})
+    r = web.post(f"{server.url}/v1/queries", json={}, headers={"x-api-key": mine.ingest_key})
     assert r.status_code == 403
 
     for headers in (
         {"Authorization": f"Bearer {mine.admin_key}"},
         {"x-api-key": mine.admin_key},
     ):
-        assert httpx.get(url, headers=headers).json()["query"]["name"] == "auth"
+        assert web.get(url, headers=headers).json()["query"]["name"] == "auth"

@@ -15,11 +15,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 
 from tests import query_reference as ref
+from tests import web
 from tests.support import LiveServer, Tenant
 
 SPAN_MS = 6 * 3600 * 1000
@@ -42,7 +42,7 @@ def _send(server: LiveServer, key: str, dataset: str, events: list[Any], **heade
     # Serialised like the server does (orjson), so `raw` and the needle see the same text.
     for i in range(0, len(events), 500):
         body = b"[" + b",".join(orjson.dumps(e) for e in events[i : i + 500]) + b"]"
-        r = httpx.post(
+        r = web.post(
             f"{server.events_url}/v1/{dataset}",
             content=body,
             headers={"x-api-key": key, "content-type": "application/json", **headers},
@@ -52,7 +52,7 @@ def _send(server: LiveServer, key: str, dataset: str, events: list[Any], **heade
 
 
 def _read_back(server: LiveServer, tenant: Tenant) -> list[dict[str, Any]]:
-    r = httpx.get(
+    r = web.get(
         f"{server.url}/v1/events",
         params={"limit": 10_000},
         headers={"Authorization": tenant.admin_key},
@@ -96,10 +96,10 @@ def run_query(
     headers = {"Authorization": key or loaded.tenant.admin_key}
     body = {"query": query, "from": loaded.frm, "to": loaded.to, **options}
     url = f"{loaded.server.url}/v1/query_run"
-    r = httpx.post(url, json=body, headers=headers, timeout=30)
+    r = web.post(url, json=body, headers=headers, timeout=30)
     assert r.status_code == 200, r.text
     run_id = r.json()["query_run"]["id"]
-    got = httpx.get(f"{url}/{run_id}", params={"wait": 10}, headers=headers, timeout=30)
+    got = web.get(f"{url}/{run_id}", params={"wait": 10}, headers=headers, timeout=30)
     assert got.status_code == 200, got.text
     run, data = got.json()["query_run"], got.json()["data"]
     assert run["status"] == "COMPLETED", run
@@ -299,10 +299,10 @@ def test_a_narrow_timeframe_keeps_only_its_events(loaded: Loaded) -> None:
     query = by("_service", calc("COUNT"), calc("SUM", "duration"))
     headers = {"Authorization": loaded.tenant.admin_key}
     url = f"{loaded.server.url}/v1/query_run"
-    run_id = httpx.post(url, json={"query": query, "from": frm, "to": to}, headers=headers).json()[
+    run_id = web.post(url, json={"query": query, "from": frm, "to": to}, headers=headers).json()[
         "query_run"
     ]["id"]
-    body = httpx.get(f"{url}/{run_id}", params={"wait": 10}, headers=headers).json()
+    body = web.get(f"{url}/{run_id}", params={"wait": 10}, headers=headers).json()
     run, data = body["query_run"], body["data"]
     expected = ref.aggregate(loaded.records, query, frm, to, run["granularity"])
     buckets = len(range(frm, to, run["granularity"]))

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import web
 from tests.support import LiveServer, Tenant, launch
 
 HOUR = 3600 * 1000
@@ -22,7 +23,7 @@ COUNT_BY_LEVEL = {
 
 class Runs:
     def __init__(self, server: LiveServer, key: str) -> None:
-        self.client = httpx.Client(base_url=server.url, headers={"Authorization": key}, timeout=30)
+        self.client = web.Client(base_url=server.url, headers={"Authorization": key}, timeout=30)
 
     def create(self, body: dict[str, Any]) -> httpx.Response:
         return self.client.post("/v1/query_run", json=body)
@@ -80,7 +81,7 @@ def window() -> dict[str, int]:
 def test_a_saved_query_runs_and_its_result_is_kept_for_polling(
     server: LiveServer, tenants: tuple[Tenant, Tenant], runs: Runs
 ) -> None:
-    saved = httpx.post(
+    saved = web.post(
         f"{server.url}/v1/queries",
         json=COUNT_BY_LEVEL,
         headers={"Authorization": tenants[0].admin_key},
@@ -289,7 +290,7 @@ def test_runs_and_queries_of_another_tenant_are_not_found(
         assert r.status_code == 404
         assert r.json() == {"message": "Not Found"}
 
-    saved = httpx.post(
+    saved = web.post(
         f"{server.url}/v1/queries", json={}, headers={"Authorization": tenants[0].admin_key}
     ).json()["query"]["id"]
     r = their_runs.create({"query_id": saved, **window()})
@@ -303,11 +304,11 @@ def test_runs_and_queries_of_another_tenant_are_not_found(
 def test_runs_need_an_admin_key(server: LiveServer, tenants: tuple[Tenant, Tenant]) -> None:
     body = {"query": {}, **window()}
     url = f"{server.url}/v1/query_run"
-    r = httpx.post(url, json=body)
+    r = web.post(url, json=body)
     assert (r.status_code, r.json()) == (401, {"message": "Unauthorised"})
-    r = httpx.post(url, json=body, headers={"Authorization": tenants[0].ingest_key})
+    r = web.post(url, json=body, headers={"Authorization": tenants[0].ingest_key})
     assert (r.status_code, r.json()["message"]) == (403, "Forbidden")
-    assert httpx.get(f"{url}/x", headers={"x-api-key": "ll_sk_unknown"}).status_code == 401
+    assert web.get(f"{url}/x", headers={"x-api-key": "ll_sk_unknown"}).status_code == 401
 
 
 # ---------------------------------------------------------------- limits (servers of their own)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import httpx
-
+from tests import web
 from tests.support import LiveServer, Tenant
 
 
 def test_oauth_token_refuses_a_large_body_without_buffering_it(server: LiveServer) -> None:
-    r = httpx.post(
+    r = web.post(
         f"{server.url}/oauth/token",
         content=b"{" + b" " * 200_000 + b"}",
         headers={"content-type": "application/json"},
@@ -20,7 +19,7 @@ def test_oauth_token_refuses_a_large_body_without_buffering_it(server: LiveServe
 
 def test_a_batch_over_the_event_count_limit_is_refused(server: LiveServer, tenant: Tenant) -> None:
     body = b"[" + b",".join([b"{}"] * 100_001) + b"]"
-    r = httpx.post(
+    r = web.post(
         f"{server.events_url}/v1/limits",
         content=body,
         headers={"x-api-key": tenant.ingest_key},
@@ -40,7 +39,7 @@ def test_many_invalid_elements_are_counted_not_all_echoed(
     first = {"index": 1, "reason": "the event is not a JSON object", "event": 0}
     assert body["invalid"][0] == first
     assert body["invalidCount"] == 5000
-    stored = httpx.get(
+    stored = web.get(
         f"{server.url}/v1/events",
         params={"dataset": "limits"},
         headers={"Authorization": tenant.admin_key},
@@ -49,7 +48,7 @@ def test_many_invalid_elements_are_counted_not_all_echoed(
 
 
 def test_the_login_form_is_read_within_a_small_bound(server: LiveServer) -> None:
-    r = httpx.post(
+    r = web.post(
         f"{server.url}/login",
         content=b"email=a%40b.c&password=" + b"x" * 200_000,
         headers={"content-type": "application/x-www-form-urlencoded"},

@@ -6,8 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
-
+from tests import web
 from tests.support import launch
 
 DAY_MS = 86_400_000
@@ -22,7 +21,7 @@ def test_the_server_removes_events_past_their_datasets_retention(tmp_path: Path)
     try:
         tenant = server.new_tenant()
         headers = {"Authorization": tenant.admin_key}
-        kept_longer = httpx.put(
+        kept_longer = web.put(
             f"{server.url}/v1/datasets/audit/retention", json={"retention": "60d"}, headers=headers
         )
         assert kept_longer.status_code == 200, kept_longer.text

@@ -9,9 +9,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests import web
 from tests.alert_support import webhook_receiver
 from tests.e2e.oauth_support import Browser, new_user, post_forms
 from tests.support import CLI, LiveServer, launch_pair, launch_scaled
@@ -47,7 +47,7 @@ def test_run_creations_are_counted_once_for_the_deployment(pair: list[LiveServer
     statuses = []
     for i in range(RUNS_PER_MINUTE + 2):
         server = pair[i % 2]
-        r = httpx.post(
+        r = web.post(
             f"{server.url}/v1/query_run", json=body, headers={"Authorization": tenant.admin_key}
         )
         statuses.append(r.status_code)
@@ -62,15 +62,15 @@ def test_a_run_made_on_one_process_is_answered_by_the_other(pair: list[LiveServe
     assert a.send(tenant.ingest_key, "logs", events).status_code == 202
     headers = {"Authorization": tenant.admin_key}
     body = {"query": {"calculations": [{"operator": "SUM", "key": "duration"}]}, **_window()}
-    created = httpx.post(f"{a.url}/v1/query_run", json=body, headers=headers).json()
+    created = web.post(f"{a.url}/v1/query_run", json=body, headers=headers).json()
     run_id = created["query_run"]["id"]
     # The other process holds no live run: it waits on the record until the run settles.
-    answer = httpx.get(f"{b.url}/v1/query_run/{run_id}?wait=10", headers=headers, timeout=30)
+    answer = web.get(f"{b.url}/v1/query_run/{run_id}?wait=10", headers=headers, timeout=30)
     assert answer.status_code == 200
     run = answer.json()
     assert run["query_run"]["status"] == "COMPLETED"
     assert run["data"]["aggregates"][0]["values"]["SUM(duration)"] == 60
-    again = httpx.get(f"{a.url}/v1/query_run/{run_id}", headers=headers).json()
+    again = web.get(f"{a.url}/v1/query_run/{run_id}", headers=headers).json()
     assert again["data"]["aggregates"] == run["data"]["aggregates"]
 
 
@@ -93,16 +93,16 @@ def test_two_evaluators_check_an_alert_once_per_due_time(pair: list[LiveServer])
     tenant = a.new_tenant()
     headers = {"Authorization": tenant.admin_key}
     query = {"calculations": [{"operator": "COUNT"}]}
-    query_id = httpx.post(f"{a.url}/v1/queries", json=query, headers=headers).json()["query"]["id"]
+    query_id = web.post(f"{a.url}/v1/queries", json=query, headers=headers).json()["query"]["id"]
     alert = {"name": "once", "query_id": query_id, "threshold": {"operation": ">", "value": 0}}
-    alert_id = httpx.post(f"{b.url}/v1/alerts", json=alert, headers=headers).json()["alert"]["id"]
+    alert_id = web.post(f"{b.url}/v1/alerts", json=alert, headers=headers).json()["alert"]["id"]
     deadline = time.monotonic() + 15
     checks: list[object] = []
     while not checks and time.monotonic() < deadline:
         time.sleep(0.2)
-        checks = httpx.get(f"{a.url}/v1/alerts/{alert_id}/checks", headers=headers).json()["checks"]
+        checks = web.get(f"{a.url}/v1/alerts/{alert_id}/checks", headers=headers).json()["checks"]
     time.sleep(2.5)  # both evaluators tick (every second) more than once meanwhile
-    checks = httpx.get(f"{b.url}/v1/alerts/{alert_id}/checks", headers=headers).json()["checks"]
+    checks = web.get(f"{b.url}/v1/alerts/{alert_id}/checks", headers=headers).json()["checks"]
     assert len(checks) == 1  # due again only a minute later
 
 
@@ -145,7 +145,7 @@ def test_the_notification_quota_is_the_deployments_whichever_worker_sends(
         try:
             tenant = server.new_tenant()
             assert server.send(tenant.ingest_key, "logs", [{"n": 1}]).status_code == 202
-            api = httpx.Client(base_url=server.url, headers={"Authorization": tenant.admin_key})
+            api = web.Client(base_url=server.url, headers={"Authorization": tenant.admin_key})
             query = {"calculations": [{"operator": "COUNT"}]}
             query_id = api.post("/v1/queries", json=query).json()["query"]["id"]
 

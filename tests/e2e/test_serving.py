@@ -12,9 +12,9 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests import web
 from tests.support import CLI, LiveServer, free_port, launch
 
 
@@ -105,7 +105,7 @@ def test_the_access_log_says_who_sent_what_and_never_a_key(server: LiveServer) -
     tenant = server.new_tenant()
     dataset = f"access-{uuid.uuid4().hex[:8]}"
     assert server.send(tenant.ingest_key, dataset, [{"n": 1}]).status_code == 202
-    refused = httpx.post(
+    refused = web.post(
         f"{server.events_url}/v1/{dataset}", json=[{}], headers={"x-api-key": "ll_pk_x"}
     )
     assert refused.status_code == 401

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
+from tests import web
 from tests.support import LiveServer, launch
 from tests.unit.ingest.otlp_builders import span, traces
 
@@ -98,7 +99,7 @@ def spans_body(count: int, name: str = "op") -> bytes:
 
 def export(server: LiveServer, key: str, body: bytes) -> httpx.Response:
     headers = {**PROTOBUF, "x-api-key": key}
-    return httpx.post(f"{server.url}/otel/v1/traces", content=body, headers=headers, timeout=60)
+    return web.post(f"{server.url}/otel/v1/traces", content=body, headers=headers, timeout=60)
 
 
 def test_stalled_otlp_uploads_do_not_shut_otlp_for_any_tenant(impatient: LiveServer) -> None:
@@ -173,7 +174,7 @@ def test_stalled_heads_and_bodies_are_closed_while_the_server_keeps_answering(
     opened = time.monotonic()
     time.sleep(0.3)
     held = open_sockets(impatient) - before
-    health = [timed(lambda: httpx.get(f"{impatient.url}/health", timeout=10)) for _ in range(20)]
+    health = [timed(lambda: web.get(f"{impatient.url}/health", timeout=10)) for _ in range(20)]
     stored = timed(lambda: impatient.send(tenant.ingest_key, "logs", [{"message": "still here"}]))
     assert held >= 340  # the server holds them: they are not refused
     assert {status for _, status in health} == {200}
@@ -211,7 +212,7 @@ def test_connections_past_the_cap_are_closed_at_once(impatient: LiveServer) -> N
         # Closed with part of a head unread, the server's end answers with a reset.
         with contextlib.suppress(ConnectionResetError):
             until_closed(sock, within=HEAD_SECONDS + 10)
-    assert httpx.get(f"{impatient.url}/health", timeout=10).status_code == 200
+    assert web.get(f"{impatient.url}/health", timeout=10).status_code == 200
 
 
 def test_a_keep_alive_connection_whose_next_head_trickles_in_is_closed(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import httpx
-
+from tests import web
 from tests.support import LiveServer, Tenant
 
 
@@ -13,7 +12,7 @@ def test_send_and_read_back(server: LiveServer, tenant: Tenant) -> None:
     assert r.status_code == 202
     assert r.json() == {"message": "Request Accepted"}
 
-    got = httpx.get(
+    got = web.get(
         f"{server.url}/v1/events",
         params={"dataset": "logs"},
         headers={"Authorization": tenant.admin_key},

@@ -20,6 +20,7 @@ from limelight.errors import ExposedError
 from limelight.ingest.service import Origin, ingest_body
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+from tests import web
 from tests.properties.strategies import event_bodies
 from tests.support import LiveServer
 from tests.support import Tenant as LiveTenant
@@ -57,7 +58,7 @@ def test_any_body_is_stored_or_refused_with_a_client_error(
 def client(server: LiveServer) -> Iterator[httpx.Client]:
     tenant: LiveTenant = server.new_tenant()
     headers = {"x-api-key": tenant.ingest_key}
-    with httpx.Client(base_url=f"{server.url}/events", headers=headers, timeout=60) as c:
+    with web.Client(base_url=f"{server.url}/events", headers=headers, timeout=60) as c:
         yield c
 
 

@@ -216,6 +216,10 @@ class Notifier:
         self.smtp = smtp
         self._sleep = sleep
         self._timeout = timeout
+        # Built once: httpx would build a context for every client (every try), reading
+        # the CA bundle each time, 18 ms of CPU. One context serves any number of
+        # connections; trust is httpx's bundle as before, not the environment's.
+        self._tls = httpx.create_ssl_context(trust_env=False)
 
     def longest_seconds(self) -> float:
         """The longest a ``send`` takes: every try at its timeout, and the backoff."""
@@ -297,7 +301,7 @@ class Notifier:
             authority += f":{parts.port}"
         extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
         async with httpx.AsyncClient(
-            timeout=self._timeout, follow_redirects=False, trust_env=False
+            timeout=self._timeout, follow_redirects=False, trust_env=False, verify=self._tls
         ) as client:
             request = client.build_request(
                 "POST",
