@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from limelight.runs import lookups
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
+from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.tenant import Tenant
 from tests import query_reference as ref
 
@@ -59,17 +61,24 @@ def test_a_tenant_sees_only_the_types_of_its_own_events(store: Any) -> None:
     assert _types(store, mine, ["code", "secret"]) == {"code": {"Int64"}}
 
 
-def test_events_stored_before_the_view_are_backfilled_by_the_migration(store: Any) -> None:
-    """An upgrade from a version without the view: 0010 reads what is stored."""
+def test_events_stored_before_the_view_are_backfilled_by_the_migration(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """An upgrade from a version without the view: 0010 reads what is stored.
+
+    A database of its own on the process's engine: the migration reads every event
+    stored, and on the shared database those are whatever the process's other tests
+    stored (once 39 s of reapplying 0010 and 0011 over them)."""
+    shared = ref.shared_chdb_store(tmp_path_factory)
+    database = f"paths_{uuid.uuid4().hex[:8]}"
+    store = ChdbEventStore(shared.path, database=database)
+    store.start()
     tenant = Tenant("ws_paths3", "env_a")
-    database = store.table.split(".")[0]
     store.command(f"DROP VIEW {database}.event_paths_by_dataset_on_insert")
-    try:
-        _store(store, tenant, [{"legacy": 1.5}])
-        assert _types(store, tenant, ["legacy"]) == {}  # not captured without the view
-    finally:
-        store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 8")
-        store.migrate()
+    _store(store, tenant, [{"legacy": 1.5}])
+    assert _types(store, tenant, ["legacy"]) == {}  # not captured without the view
+    store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 8")
+    store.migrate()
 
     assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64"}}
     stamped = {"timestamp": {"Int64"}}  # every event here has one
@@ -84,6 +93,7 @@ def test_events_stored_before_the_view_are_backfilled_by_the_migration(store: An
         **stamped,
     }
     assert lookups.dataset_paths(store, tenant, "elsewhere", LIMITS) == {}
+    store.close()
 
 
 def test_paths_beyond_the_columns_own_are_listed_too(store: Any) -> None:
