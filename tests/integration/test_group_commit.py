@@ -194,6 +194,17 @@ def _queue_behind_first(
     return errors
 
 
+def _send_telling(
+    group: GroupCommit, tenant: Tenant, tag: str, told: dict[str, BaseException | None]
+) -> None:
+    """Two rows tagged ``tag``; ``told[tag]``: what the request was told (None: stored)."""
+    try:
+        group.insert(tenant, _rows(tag, 2))
+        told[tag] = None
+    except BaseException as exc:
+        told[tag] = exc
+
+
 def test_a_group_that_may_have_been_written_fails_whole_and_is_not_written_again(
     store: EventStore,
 ) -> None:
@@ -218,15 +229,10 @@ def test_an_interrupt_while_retrying_fails_every_batch_not_yet_written(
     group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
     first = _start_blocked(held, group, tenant, "first")
     told: dict[str, BaseException | None] = {}
-
-    def send(tag: str) -> None:
-        try:
-            group.insert(tenant, _rows(tag, 2))
-            told[tag] = None
-        except BaseException as exc:
-            told[tag] = exc
-
-    threads = [threading.Thread(target=send, args=(f"i{i}",)) for i in range(4)]
+    threads = [
+        threading.Thread(target=_send_telling, args=(group, tenant, f"i{i}", told))
+        for i in range(4)
+    ]
     for t in threads:
         t.start()
     _wait_queued(group, 4)
@@ -267,22 +273,15 @@ def test_a_request_interrupted_while_writing_anothers_group_is_never_written_lat
     first = _start_blocked(held, group, one, "first")
     told: dict[str, BaseException | None] = {}
 
-    def send(tenant: Tenant, tag: str) -> None:
-        try:
-            group.insert(tenant, _rows(tag, 2))
-            told[tag] = None
-        except BaseException as exc:
-            told[tag] = exc
-
-    x = threading.Thread(target=send, args=(one, "x"))
+    x = threading.Thread(target=_send_telling, args=(group, one, "x", told))
     x.start()
     _wait_queued(group, 1)
-    y = threading.Thread(target=send, args=(two, "y"))
+    y = threading.Thread(target=_send_telling, args=(group, two, "y", told))
     y.start()
     _wait_queued(group, 2)
     held.gate.set()
     assert _join([first, x, y])
-    later = threading.Thread(target=send, args=(two, "z"))
+    later = threading.Thread(target=_send_telling, args=(group, two, "z", told))
     later.start()
     assert _join([later])
     stored = {i.rsplit("-", 1)[0] for t in (one, two) for i in _ids(store, t)} - {"first"}
