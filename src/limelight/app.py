@@ -110,6 +110,13 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         return {"status": "ok"}
 
     app.router.routes += [metrics_route(), *operator_routes()]
+    # The Events API and the Queries API both live under /v1, so events get
+    # their own prefix (a dataset named "queries" would otherwise collide).
+    # Mounted before the other routes: a request is matched against the routes
+    # in order, and the console's and the APIs' are many (no path of theirs
+    # starts with /events or /otel: tests/unit/test_app_routes.py).
+    app.mount("/events", create_events_app(rt))
+    app.mount("/otel", create_otel_app(rt))
     app.include_router(recent_router)
     install_oauth(app, rt)
     install_console(app, rt)
@@ -118,10 +125,6 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.include_router(alerts_router)
     app.include_router(datasets_router)
 
-    # The Events API and the Queries API both live under /v1, so events get
-    # their own prefix (a dataset named "queries" would otherwise collide).
-    app.mount("/events", create_events_app(rt))
-    app.mount("/otel", create_otel_app(rt))
     install_openapi(app)
     return app
 
