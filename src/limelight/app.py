@@ -114,7 +114,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     # their own prefix (a dataset named "queries" would otherwise collide).
     # Mounted before the other routes: a request is matched against the routes
     # in order, and the console's and the APIs' are many (no path of theirs
-    # starts with /events or /otel: tests/unit/test_app_routes.py).
+    # can match under /events or /otel: tests/unit/test_app_routes.py).
     app.mount("/events", create_events_app(rt))
     app.mount("/otel", create_otel_app(rt))
     app.include_router(recent_router)
