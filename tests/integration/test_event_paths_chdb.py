@@ -73,27 +73,30 @@ def test_events_stored_before_the_view_are_backfilled_by_the_migration(
     database = f"paths_{uuid.uuid4().hex[:8]}"
     store = ChdbEventStore(shared.path, database=database)
     store.start()
-    tenant = Tenant("ws_paths3", "env_a")
-    store.command(f"DROP VIEW {database}.event_paths_by_dataset_on_insert")
-    _store(store, tenant, [{"legacy": 1.5}])
-    assert _types(store, tenant, ["legacy"]) == {}  # not captured without the view
-    store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 8")
-    store.migrate()
+    try:
+        tenant = Tenant("ws_paths3", "env_a")
+        store.command(f"DROP VIEW {database}.event_paths_by_dataset_on_insert")
+        _store(store, tenant, [{"legacy": 1.5}])
+        assert _types(store, tenant, ["legacy"]) == {}  # not captured without the view
+        store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 8")
+        store.migrate()
 
-    assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64"}}
-    stamped = {"timestamp": {"Int64"}}  # every event here has one
-    assert lookups.dataset_paths(store, tenant, "paths", LIMITS) == {
-        "legacy": {"Float64"},
-        **stamped,
-    }
-    _store(store, tenant, [{"legacy": "text"}])  # and the view is back
-    assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64", "String"}}
-    assert lookups.dataset_paths(store, tenant, "paths", LIMITS) == {
-        "legacy": {"Float64", "String"},
-        **stamped,
-    }
-    assert lookups.dataset_paths(store, tenant, "elsewhere", LIMITS) == {}
-    store.close()
+        assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64"}}
+        stamped = {"timestamp": {"Int64"}}  # every event here has one
+        assert lookups.dataset_paths(store, tenant, "paths", LIMITS) == {
+            "legacy": {"Float64"},
+            **stamped,
+        }
+        _store(store, tenant, [{"legacy": "text"}])  # and the view is back
+        assert _types(store, tenant, ["legacy"]) == {"legacy": {"Float64", "String"}}
+        assert lookups.dataset_paths(store, tenant, "paths", LIMITS) == {
+            "legacy": {"Float64", "String"},
+            **stamped,
+        }
+        assert lookups.dataset_paths(store, tenant, "elsewhere", LIMITS) == {}
+    finally:
+        store.command(f"DROP DATABASE {database}")
+        store.close()
 
 
 def test_paths_beyond_the_columns_own_are_listed_too(store: Any) -> None:
