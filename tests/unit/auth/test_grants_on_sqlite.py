@@ -65,7 +65,7 @@ def world(tmp_path: Path) -> World:
     db = MetaDB(settings.resolved_database_url)
     db.migrate()
     secret = new_secret(SecretKind.CLIENT_SECRET)
-    with db.session() as s:
+    with db.session(immediate=True) as s:
         ws = repos.create_workspace(s, "w")
         env = repos.create_environment(s, ws, "prod", True)
         user = accounts_repo.create_user(s, "dev@example.com", "x", T0)

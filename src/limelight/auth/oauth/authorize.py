@@ -166,7 +166,7 @@ def approve(
     if not environment_ids:
         raise ErrorPage("choose at least one environment to grant")
     code = new_secret(SecretKind.AUTH_CODE)
-    with db.session() as s:
+    with db.session(immediate=True) as s:
         if not is_member(s, user_id, workspace_id):
             raise ErrorPage("you are not a member of that workspace", 403)
         for env_id in set(environment_ids):

@@ -39,12 +39,51 @@ def make_engine(url: str) -> Engine:
             # A session or connection opened with immediate=True takes the write lock at its
             # start, so read-then-write transactions serialise.
             immediate = conn.get_execution_options().get("immediate", False)
+            conn.info[_READ_IN_DEFERRED] = False if not immediate else None
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+        @event.listens_for(engine, "before_cursor_execute")
+        def _sqlite_no_write_after_read(
+            conn: Any, _cursor: Any, statement: str, *_args: Any
+        ) -> None:
+            refuse_write_after_read(conn.info, statement)
 
         return engine
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     return create_engine(url, pool_pre_ping=True)
+
+
+_READ_IN_DEFERRED = "limelight.read_in_deferred"
+
+
+class WriteAfterRead(RuntimeError):
+    """A write in a SQLite transaction that began deferred and has already read."""
+
+
+def refuse_write_after_read(info: dict[str, Any], statement: str) -> None:
+    """Make a read-then-write transaction without the write lock fail every time.
+
+    In WAL mode a deferred transaction reads from a snapshot; its first write must
+    upgrade to the write lock, and if any other connection committed since the
+    snapshot, SQLite answers "database is locked" at once, without waiting for the
+    busy timeout. Such a transaction works alone and fails only when another write
+    lands in between, so a test would rarely see it (the consent page's approval
+    failed that way under a concurrent write). Refusing it always turns the race
+    into an error that every test of the path hits; the fix is ``immediate=True``.
+    None in ``info`` means the transaction began immediate (or is not watched).
+    """
+    state = info.get(_READ_IN_DEFERRED)
+    if state is None:
+        return
+    verb = statement.lstrip()[:6].upper()
+    if verb in ("SELECT", "WITH"):
+        info[_READ_IN_DEFERRED] = True
+    elif state and verb in ("INSERT", "UPDATE", "DELETE", "REPLAC"):
+        raise WriteAfterRead(
+            "a SQLite transaction that reads and then writes must be opened with "
+            "immediate=True: " + statement.lstrip()[:60]
+        )
 
 
 class MetaDB:
@@ -137,7 +176,8 @@ class MetaDB:
 
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
-        cfg.attributes["connection_engine"] = self.engine
+        # Immediate: a migration reads the schema version, then writes.
+        cfg.attributes["connection_engine"] = self._immediate
         with self.startup_lock():
             command.upgrade(cfg, revision)
 
