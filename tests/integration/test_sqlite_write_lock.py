@@ -57,6 +57,22 @@ def test_deferred_transactions_that_only_read_or_write_first_are_allowed(
         assert s.scalar(select(func.count()).where(Workspace.name == name)) == 1
 
 
+def test_a_read_by_a_with_statement_counts_and_a_write_first_holds_the_lock(
+    sqlite_db: MetaDB,
+) -> None:
+    insert = "INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, '2026-01-01')"
+    with pytest.raises(WriteAfterRead), sqlite_db.connection() as c:
+        c.exec_driver_sql("WITH w AS (SELECT id FROM workspaces) SELECT count(*) FROM w")
+        c.exec_driver_sql(insert, (uuid.uuid4().hex[:20], "with-read"))
+    assert _count(sqlite_db, "with-read") == 0
+    # Written first, the lock is held to the commit: reading and writing again is safe.
+    with sqlite_db.connection() as c:
+        c.exec_driver_sql(insert, (uuid.uuid4().hex[:20], "first"))
+        c.exec_driver_sql("SELECT count(*) FROM workspaces").all()
+        c.exec_driver_sql(insert, (uuid.uuid4().hex[:20], "second"))
+    assert _count(sqlite_db, "first") == _count(sqlite_db, "second") == 1
+
+
 def test_an_immediate_read_then_write_waits_for_another_writer_instead_of_failing(
     sqlite_db: MetaDB,
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,9 +45,10 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "before_cursor_execute")
         def _sqlite_no_write_after_read(
-            conn: Any, _cursor: Any, statement: str, *_args: Any
+            conn: Any, _cursor: Any, statement: str, _params: Any, context: Any, _many: bool
         ) -> None:
-            refuse_write_after_read(conn.info, statement)
+            dml = context is not None and (context.isinsert or context.isupdate or context.isdelete)
+            refuse_write_after_read(conn.info, statement, dml)
 
         return engine
     if url.startswith("postgresql://"):
@@ -55,13 +57,16 @@ def make_engine(url: str) -> Engine:
 
 
 _READ_IN_DEFERRED = "limelight.read_in_deferred"
+_FIRST_WORD = re.compile(r"\s*(\w+)")
+_WRITES = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE"})
+_READS = frozenset({"SELECT", "WITH", "VALUES"})
 
 
 class WriteAfterRead(RuntimeError):
     """A write in a SQLite transaction that began deferred and has already read."""
 
 
-def refuse_write_after_read(info: dict[str, Any], statement: str) -> None:
+def refuse_write_after_read(info: dict[str, Any], statement: str, dml: bool = False) -> None:
     """Make a read-then-write transaction without the write lock fail every time.
 
     In WAL mode a deferred transaction reads from a snapshot; its first write must
@@ -71,19 +76,24 @@ def refuse_write_after_read(info: dict[str, Any], statement: str) -> None:
     lands in between, so a test would rarely see it (the consent page's approval
     failed that way under a concurrent write). Refusing it always turns the race
     into an error that every test of the path hits; the fix is ``immediate=True``.
-    None in ``info`` means the transaction began immediate (or is not watched).
+
+    ``dml``: SQLAlchemy compiled the statement as an INSERT, UPDATE or DELETE (a
+    ``WITH`` statement may be either). None in ``info`` means nothing is left to
+    watch: the transaction began immediate, or its first write took the lock.
     """
-    state = info.get(_READ_IN_DEFERRED)
-    if state is None:
+    if info.get(_READ_IN_DEFERRED) is None:
         return
-    verb = statement.lstrip()[:6].upper()
-    if verb in ("SELECT", "WITH"):
+    first = _FIRST_WORD.match(statement)
+    verb = first.group(1).upper() if first else ""
+    if dml or verb in _WRITES:
+        if info[_READ_IN_DEFERRED]:
+            raise WriteAfterRead(
+                "a SQLite transaction that reads and then writes must be opened with "
+                "immediate=True: " + statement.lstrip()[:60]
+            )
+        info[_READ_IN_DEFERRED] = None
+    elif verb in _READS:
         info[_READ_IN_DEFERRED] = True
-    elif state and verb in ("INSERT", "UPDATE", "DELETE", "REPLAC"):
-        raise WriteAfterRead(
-            "a SQLite transaction that reads and then writes must be opened with "
-            "immediate=True: " + statement.lstrip()[:60]
-        )
 
 
 class MetaDB:
