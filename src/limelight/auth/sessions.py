@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,18 +33,33 @@ KEY_FILE = "secret.key"
 
 
 def signing_key(settings: Settings) -> bytes:
-    """``LIMELIGHT_SECRET_KEY``, else a random key kept (0600) in the data dir."""
+    """``LIMELIGHT_SECRET_KEY``, else a random key kept (0600) in the data dir.
+
+    The key is written whole to a temporary file and linked into place, so a process
+    starting beside the one that makes it (``serve --workers N``) reads either no
+    file or the whole key: created in place and written after, it could read an
+    empty file and sign with an empty key.
+    """
     if settings.secret_key:
         return settings.secret_key.encode()
     path = Path(settings.data_dir) / KEY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_bytes().strip()
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_hex(32))
-    return path.read_bytes().strip()
+    if not path.exists():
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{KEY_FILE}.")
+        try:
+            with os.fdopen(fd, "w") as f:  # mkstemp's file is 0600
+                f.write(secrets.token_hex(32))
+                f.flush()
+                os.fsync(f.fileno())
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process linked its key first: that one is the key
+        finally:
+            os.unlink(temporary)
+    key = path.read_bytes().strip()
+    if len(key) < 32:
+        raise RuntimeError(f"{path} holds no usable key: remove it to have a new one made")
+    return key
 
 
 class LoginFailed(Exception):
