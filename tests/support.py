@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -178,10 +179,45 @@ class LiveServer:
         )
 
 
+def within_one_window(seconds_needed: float, window: float = 60) -> None:
+    """Wait for the next rate-limit window when less than ``seconds_needed`` is left of
+    this one. The server's windows are aligned on the clock, and its sliding count
+    weighs the window before less and less, so a limit met just before a boundary
+    lets one more through just after it: a test that fills a limit and expects the
+    next one refused must do both in one window. Costs seconds_needed^2 / (2 window)
+    on average."""
+    left = window - time.time() % window
+    if left < seconds_needed:
+        time.sleep(left + 0.05)
+
+
+# From the OS, not the seeded module generator: two test processes (or Hypothesis,
+# which seeds ``random``) must not pick the same ports in the same order.
+_PORTS = random.SystemRandom()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port nobody listens on, below the kernel's ephemeral range. A server binds its
+    port seconds after it is chosen (once its stores are open); a port from that range
+    could meanwhile be handed to another process's ``bind(0)`` or outgoing connection,
+    and the server would exit at start. Below the range only another pick can take it."""
+    high = _ephemeral_low()
+    low = max(1024, high - 12_000)
+    while True:
+        port = _PORTS.randrange(low, high)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use, or held by a listener of this machine
+            return port
 
 
 def launch(

@@ -45,6 +45,7 @@ def test_a_scrape_after_traffic_shows_what_was_done(server: LiveServer) -> None:
         f"{server.url}/v1/query_run?wait=10",
         json={"query": run_query, "from": now - 60_000, "to": now + 60_000},
         headers=headers,
+        timeout=30,  # longer than the server's wait
     )  # fmt: skip
     assert run.json()["query_run"]["status"] == "COMPLETED"
     span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",

@@ -302,7 +302,7 @@ def test_a_narrow_timeframe_keeps_only_its_events(loaded: Loaded) -> None:
     run_id = web.post(url, json={"query": query, "from": frm, "to": to}, headers=headers).json()[
         "query_run"
     ]["id"]
-    body = web.get(f"{url}/{run_id}", params={"wait": 10}, headers=headers).json()
+    body = web.get(f"{url}/{run_id}", params={"wait": 10}, headers=headers, timeout=30).json()
     run, data = body["query_run"], body["data"]
     expected = ref.aggregate(loaded.records, query, frm, to, run["granularity"])
     buckets = len(range(frm, to, run["granularity"]))

@@ -102,7 +102,7 @@ def _request(fields: Any) -> RunRequest:
     return RunRequest(fields, from_ms=NOW - HOUR, to_ms=NOW)
 
 
-def test_a_light_run_answers_within_a_second_beside_a_flood_of_heavy_runs(
+def test_a_light_run_is_not_queued_behind_a_flood_of_heavy_runs(
     tenants: Any, tmp_path: Path
 ) -> None:
     meta, store, found = tenants
@@ -137,7 +137,9 @@ def test_a_light_run_answers_within_a_second_beside_a_flood_of_heavy_runs(
     # First come, first served, it would have waited for every heavy run queued before it
     # (each takes both cores alone, so running them side by side saves nothing).
     assert one_heavy * HEAVY_RUNS > 1.5, "the heavy runs are too light to show anything"
-    assert max(waits) < 1.0
+    # Within a second, or a quarter of that wait where the machine is so slow (or so
+    # busy with the suite's other process) that the heavy runs alone take over 4 s.
+    assert max(waits) < max(1.0, one_heavy * HEAVY_RUNS / 4)
     assert statuses == {"COMPLETED"}
 
 
