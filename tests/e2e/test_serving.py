@@ -60,6 +60,20 @@ def test_a_data_directory_held_by_a_server_is_one_line_and_exit_3(tmp_path: Path
         first.stop()
 
 
+def test_an_unusable_signing_key_is_one_line_and_exit_3_before_any_key_is_shown(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "secret.key").write_bytes(b"")
+    code, out, err = _serve(data, free_port())
+    assert code == 3
+    assert out == ""  # no admin key or password "shown once" for a server that never ran
+    assert err.strip().splitlines() == [
+        f"error: {data / 'secret.key'} holds no usable key: remove it to have a new one made"
+    ]
+
+
 def test_serving_one_api_prints_only_its_address(tmp_path: Path) -> None:
     server = launch(tmp_path / "data", serve_args=("--app", "events"))
     try:

@@ -22,6 +22,7 @@ from pathlib import Path
 from limelight.auth.passwords import verify_password
 from limelight.auth.secrets import SecretKind, hash_secret, kind_of, new_secret
 from limelight.auth.throttle import FailedAuthThrottle
+from limelight.errors import LimelightError
 from limelight.settings import Settings
 from limelight.store.meta import accounts_repo as accounts
 from limelight.store.meta.db import MetaDB
@@ -30,6 +31,10 @@ from limelight.store.meta.models import utcnow
 SESSION_COOKIE = "ll_session"
 LOGIN_COOKIE = "ll_login"
 KEY_FILE = "secret.key"
+
+
+class SigningKeyUnusable(LimelightError):
+    """The data directory's signing key cannot be made or read whole."""
 
 
 def signing_key(settings: Settings) -> bytes:
@@ -54,11 +59,16 @@ def signing_key(settings: Settings) -> bytes:
             os.link(temporary, path)
         except FileExistsError:
             pass  # another process linked its key first: that one is the key
+        except OSError as exc:  # FAT, some SMB shares and FUSE volumes have no hard links
+            raise SigningKeyUnusable(
+                f"cannot make {path}: {exc.strerror} (its filesystem may not support hard"
+                " links); set LIMELIGHT_SECRET_KEY or use a data directory elsewhere"
+            ) from exc
         finally:
             os.unlink(temporary)
     key = path.read_bytes().strip()
     if len(key) < 32:
-        raise RuntimeError(f"{path} holds no usable key: remove it to have a new one made")
+        raise SigningKeyUnusable(f"{path} holds no usable key: remove it to have a new one made")
     return key
 
 

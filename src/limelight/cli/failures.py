@@ -22,6 +22,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from limelight.auth.oauth.logo import BadLogo
 from limelight.auth.oauth.redirects import BadRedirect
 from limelight.auth.passwords import WeakPassword
+from limelight.auth.sessions import SigningKeyUnusable
 from limelight.data_lock import DataDirHeld
 from limelight.errors import ExposedError, StoreError
 from limelight.http_server import PortInUse
@@ -78,7 +79,7 @@ def failure_of(exc: BaseException) -> CliFailure | None:
         return Refused(exc.reason or (f"{exc.message}: {named}" if named else exc.message))
     if isinstance(exc, WeakPassword | BadLogo | BadRedirect):
         return Refused(str(exc))
-    if isinstance(exc, DataDirHeld | PortInUse):
+    if isinstance(exc, DataDirHeld | PortInUse | SigningKeyUnusable):
         return Unusable(str(exc))
     if isinstance(exc, OperationalError | InterfaceError):
         return Unusable(f"the metadata database cannot be used: {exc.orig}")

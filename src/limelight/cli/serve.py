@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from limelight.auth.sessions import signing_key
 from limelight.bootstrap import BootstrapResult, ensure_default
 from limelight.cli.failures import BadUsage
 from limelight.cli.installation import installation
@@ -111,6 +112,10 @@ def serve(
     if settings.events_backend == "chdb":
         lock.acquire(loopback_url(settings))
         new_operator_token(settings.data_dir)
+    if app_name == "all":
+        # Made here, once, before the API processes start (they only read it), and
+        # refused before any key "shown once" is printed.
+        signing_key(settings)
     configure_logging(settings)
     try:
         inst.quiet = True  # the serving line names the installation

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import errno
 import stat
 import threading
 from pathlib import Path
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from limelight.auth import sessions
-from limelight.auth.sessions import KEY_FILE, signing_key
+from limelight.auth.sessions import KEY_FILE, SigningKeyUnusable, signing_key
 from limelight.settings import Settings
 
 
@@ -26,27 +26,37 @@ def test_the_key_is_made_once_private_and_kept(tmp_path: Path) -> None:
     )
 
 
-def test_a_process_that_loses_the_race_uses_the_winners_key(
+def test_a_process_starting_while_the_key_is_being_made_gets_the_same_whole_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two processes start on an empty data directory: the second links its key just
-    before the first does; both sign with the second's key."""
+    """Two processes start on an empty data directory: while the first makes its key,
+    the second goes all the way through; both sign with one whole key."""
     settings = Settings(data_dir=tmp_path)
-    real_link = os.link
+    real = sessions.secrets.token_hex
     theirs: list[bytes] = []
-    calls = 0
 
-    def link_after_another_process(src: str, dst: str) -> None:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            theirs.append(signing_key(settings))  # the other process, all the way through
-        real_link(src, dst)
+    def token_hex(n: int) -> str:
+        if not theirs:
+            theirs.append(b"")
+            theirs[0] = signing_key(settings)  # the other process
+        return real(n)
 
-    monkeypatch.setattr(sessions.os, "link", link_after_another_process)
+    monkeypatch.setattr(sessions.secrets, "token_hex", token_hex)
     mine = signing_key(settings)
-    assert calls == 2 and mine == theirs[0] and len(mine) == 64
+    assert len(mine) == 64 and mine == theirs[0] == (tmp_path / KEY_FILE).read_bytes().strip()
     assert [p.name for p in tmp_path.iterdir()] == [KEY_FILE]
+
+
+def test_a_filesystem_without_hard_links_is_a_clear_error_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(src: str, dst: str) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted", src, None, dst)
+
+    monkeypatch.setattr(sessions.os, "link", no_links)
+    with pytest.raises(SigningKeyUnusable, match="set LIMELIGHT_SECRET_KEY"):
+        signing_key(Settings(data_dir=tmp_path))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_processes_starting_together_all_get_the_same_whole_key(tmp_path: Path) -> None:
@@ -66,7 +76,10 @@ def test_processes_starting_together_all_get_the_same_whole_key(tmp_path: Path) 
     assert len(keys) == 16 and len(set(keys)) == 1 and len(keys[0]) == 64
 
 
-def test_an_empty_key_file_is_refused_with_what_to_do(tmp_path: Path) -> None:
-    (tmp_path / KEY_FILE).write_bytes(b"")
-    with pytest.raises(RuntimeError, match="remove it to have a new one made"):
+@pytest.mark.parametrize("held", [b"", b"0123456789abcdef"])
+def test_a_key_file_without_a_usable_key_is_refused_with_what_to_do(
+    tmp_path: Path, held: bytes
+) -> None:
+    (tmp_path / KEY_FILE).write_bytes(held)
+    with pytest.raises(SigningKeyUnusable, match="remove it to have a new one made"):
         signing_key(Settings(data_dir=tmp_path))
