@@ -17,7 +17,7 @@ import pytest
 
 from tests import web
 from tests.e2e.oauth_support import Browser, new_user, post_forms, register
-from tests.support import LiveServer, launch
+from tests.support import NO_BOUNDARY_BEFORE_2033, LiveServer, launch
 
 PER_ACCOUNT = 10
 PER_IP = 20
@@ -31,8 +31,9 @@ def throttled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         {
             "LIMELIGHT_AUTH_FAILURES_PER_ACCOUNT": str(PER_ACCOUNT),
             "LIMELIGHT_AUTH_FAILURES_PER_IP": str(PER_IP),
-            # A long window, so no window boundary (where counts decay) falls inside a test.
-            "LIMELIGHT_AUTH_FAILURE_WINDOW": "86400",
+            # Windows are aligned on the clock: a day-long one ends at midnight UTC,
+            # which a test may cross; this one ends in 2033.
+            "LIMELIGHT_AUTH_FAILURE_WINDOW": str(NO_BOUNDARY_BEFORE_2033),
             "LIMELIGHT_TRUSTED_PROXIES": PROXY,
         },
     )

@@ -33,7 +33,7 @@ from tests.e2e.oauth_support import (
     register,
     register_by_cli,
 )
-from tests.support import LiveServer, Tenant, launch
+from tests.support import NO_BOUNDARY_BEFORE_2033, LiveServer, Tenant, launch
 
 
 def token_post(server: LiveServer, **kw: Any) -> httpx.Response:
@@ -627,8 +627,9 @@ def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServ
         {
             "LIMELIGHT_AUTH_FAILURES_PER_ACCOUNT": "3",
             "LIMELIGHT_AUTH_FAILURES_PER_IP": "8",
-            # A long window, so no window boundary (where counts decay) falls inside the test.
-            "LIMELIGHT_AUTH_FAILURE_WINDOW": "86400",
+            # Windows are aligned on the clock: a day-long one ends at midnight UTC,
+            # which a test may cross; this one ends in 2033.
+            "LIMELIGHT_AUTH_FAILURE_WINDOW": str(NO_BOUNDARY_BEFORE_2033),
         },
     )
     yield srv

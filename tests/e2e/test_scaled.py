@@ -14,7 +14,14 @@ import pytest
 from tests import web
 from tests.alert_support import webhook_receiver
 from tests.e2e.oauth_support import Browser, new_user, post_forms
-from tests.support import CLI, LiveServer, launch_pair, launch_scaled, within_one_window
+from tests.support import (
+    CLI,
+    NO_BOUNDARY_BEFORE_2033,
+    LiveServer,
+    launch_pair,
+    launch_scaled,
+    within_one_window,
+)
 
 RUNS_PER_MINUTE = 4
 FAILURES_PER_ACCOUNT = 5
@@ -27,7 +34,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[LiveServer]]
         {
             "LIMELIGHT_QUERY_RUNS_PER_MINUTE": str(RUNS_PER_MINUTE),
             "LIMELIGHT_AUTH_FAILURES_PER_ACCOUNT": str(FAILURES_PER_ACCOUNT),
-            "LIMELIGHT_AUTH_FAILURE_WINDOW": "86400",
+            "LIMELIGHT_AUTH_FAILURE_WINDOW": str(NO_BOUNDARY_BEFORE_2033),
         },
     )
     yield servers
