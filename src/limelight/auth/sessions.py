@@ -9,6 +9,7 @@ nobody can log a victim into the attacker's account). Nothing to store.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import os
@@ -59,10 +60,13 @@ def signing_key(settings: Settings) -> bytes:
             os.link(temporary, path)
         except FileExistsError:
             pass  # another process linked its key first: that one is the key
-        except OSError as exc:  # FAT, some SMB shares and FUSE volumes have no hard links
+        except OSError as exc:
+            # FAT, some SMB shares and FUSE volumes have no hard links.
+            no_links = exc.errno in (errno.EPERM, errno.ENOTSUP, errno.ENOSYS)
+            hint = " (its filesystem may not support hard links)" if no_links else ""
             raise SigningKeyUnusable(
-                f"cannot make {path}: {exc.strerror} (its filesystem may not support hard"
-                " links); set LIMELIGHT_SECRET_KEY or use a data directory elsewhere"
+                f"cannot make {path}: {exc.strerror}{hint}; set LIMELIGHT_SECRET_KEY"
+                " or use a data directory elsewhere"
             ) from exc
         finally:
             os.unlink(temporary)

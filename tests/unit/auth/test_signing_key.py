@@ -54,7 +54,9 @@ def test_a_filesystem_without_hard_links_is_a_clear_error_and_leaves_nothing(
         raise PermissionError(errno.EPERM, "Operation not permitted", src, None, dst)
 
     monkeypatch.setattr(sessions.os, "link", no_links)
-    with pytest.raises(SigningKeyUnusable, match="set LIMELIGHT_SECRET_KEY"):
+    with pytest.raises(
+        SigningKeyUnusable, match=r"may not support hard links\); set LIMELIGHT_SECRET_KEY"
+    ):
         signing_key(Settings(data_dir=tmp_path))
     assert list(tmp_path.iterdir()) == []
 

@@ -40,7 +40,7 @@ def make_engine(url: str) -> Engine:
             # A session or connection opened with immediate=True takes the write lock at its
             # start, so read-then-write transactions serialise.
             immediate = conn.get_execution_options().get("immediate", False)
-            conn.info[_READ_IN_DEFERRED] = False if not immediate else None
+            conn.info[_READ_IN_DEFERRED] = None if immediate else False
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         @event.listens_for(engine, "before_cursor_execute")
@@ -66,7 +66,7 @@ class WriteAfterRead(RuntimeError):
     """A write in a SQLite transaction that began deferred and has already read."""
 
 
-def refuse_write_after_read(info: dict[str, Any], statement: str, dml: bool = False) -> None:
+def refuse_write_after_read(info: dict[str, Any], statement: str, dml: bool) -> None:
     """Make a read-then-write transaction without the write lock fail every time.
 
     In WAL mode a deferred transaction reads from a snapshot; its first write must
