@@ -461,6 +461,16 @@ def test_served_alone_at_the_root(otel_alone: tuple[str, str]) -> None:
     assert web.post(f"{url}/otel/v1/traces", content=b"", headers=PROTOBUF).status_code == 404
 
 
+def _otlp_in_flight(url: str) -> bool:
+    """Whether the server's /metrics counts an OTLP request in flight."""
+    scrape = web.get(f"{url}/metrics").text
+    return any(
+        float(line.rsplit(" ", 1)[1]) >= 1
+        for line in scrape.splitlines()
+        if line.startswith("limelight_otlp_requests_in_flight")
+    )
+
+
 def test_load_is_shed_with_retry_after_and_the_sdk_retries(otel_alone: tuple[str, str]) -> None:
     url, key = otel_alone
     headers = {**PROTOBUF, "x-api-key": key}
@@ -478,7 +488,11 @@ def test_load_is_shed_with_retry_after_and_the_sdk_retries(otel_alone: tuple[str
         )
     )
     holder.start()
-    time.sleep(0.3)  # its upload is in and it is being stored
+    # Until its upload is in and it is being stored (the scrape takes no slot).
+    deadline = time.monotonic() + 30
+    while not _otlp_in_flight(url):
+        assert time.monotonic() < deadline and holder.is_alive(), answers
+        time.sleep(0.02)
     shed = web.post(f"{url}/v1/traces", content=span_body("shed"), headers=headers)
     assert shed.status_code == 503
     assert shed.headers["retry-after"] == "1"

@@ -175,12 +175,18 @@ def test_requests_are_spread_over_the_processes_of_a_scaled_server(server: LiveS
     if server.mode != "scaled":
         pytest.skip("one process serves in the embedded mode")
     tenant = server.new_tenant()
-    dataset = f"spread-{uuid.uuid4().hex[:8]}"
-    for _ in range(40):  # a new connection each: any worker may accept it
-        assert server.send(tenant.ingest_key, dataset, [{"n": 1}]).status_code == 202
-    pids = {
-        int(m.group(1))
-        for line in _access_lines(server, f"/events/v1/{dataset}", 40)
-        if (m := re.search(r" INFO \[(\d+)\] limelight\.access:", line))
-    }
+    pids: set[int] = set()
+    # Which process accepts a connection is the kernel's choice: more rounds of 40 on a
+    # busy machine, where one process may be slow to wake, until both have served.
+    for _ in range(5):
+        dataset = f"spread-{uuid.uuid4().hex[:8]}"
+        for _ in range(40):  # a new connection each: any worker may accept it
+            assert server.send(tenant.ingest_key, dataset, [{"n": 1}]).status_code == 202
+        pids |= {
+            int(m.group(1))
+            for line in _access_lines(server, f"/events/v1/{dataset}", 40)
+            if (m := re.search(r" INFO \[(\d+)\] limelight\.access:", line))
+        }
+        if len(pids) == 2:
+            break
     assert len(pids) == 2, pids
