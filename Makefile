@@ -32,8 +32,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Bytecode is written and read (__pycache__, ignored by git) even where the environment
+# sets PYTHONDONTWRITEBYTECODE: the suite starts many server and CLI processes, and
+# each compiled the project again (about 0.2 s of a 1.3 s start). Side by side, two runs
+# each: pytest 272 and 284 s against 290 and 293 s.
 test: lint typecheck
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
