@@ -9,7 +9,13 @@ one session into tables of one engine, in turns, in inserts of 12,000 events
   indexes built on insert;
 - compact: parts under 32 MB written compact (0012);
 - + sent: the event's text sent for `data` too, parsed by the input format;
-- + merge (now): the needle indexes left to merges (store.events.base.INSERT_SETTINGS);
+- + merge: the needle indexes left to merges;
+- + chunks (now): the text parsed on several threads in chunks of 1 MiB, where the
+  engine's default of 10 MiB left a 6MB body to one (store.events.base.INSERT_SETTINGS);
+- shared data as a map: now, with the JSON column's shared data written as a plain map
+  in the parts an insert makes (the engine's cheapest serialization for them; it
+  defaults to buckets). Shared data holds the paths past `max_dynamic_paths`, so this
+  says whether the serialization matters for events of fewer paths than that;
 - raw only: a table of the typed columns and `raw` alone (no `data`, no index, no
   paths view), what the engine does without parsing the JSON: the bound.
 
@@ -24,10 +30,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bench.ingest import make_batches
+from limelight.settings import MIB
 from limelight.store.events.base import (
     INSERT_COLUMNS,
     INSERT_SETTINGS,
     JSON_PARSE_SETTINGS,
+    PARSE_CHUNK_BYTES,
     encode_rows,
     settings_clause,
 )
@@ -52,27 +60,49 @@ class Variant:
 
 
 def _variants() -> list[Variant]:
-    cast = settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS, **ON_INSERT})
-    sent = settings_clause({"async_insert": 0, **INSERT_SETTINGS, **ON_INSERT})
+    # The engine's default chunk: one thread parses a body under 10 MiB.
+    one_thread = {"min_chunk_bytes_for_parallel_parsing": 10 * MIB}
+    cast = settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS, **ON_INSERT, **one_thread})
+    sent = settings_clause({"async_insert": 0, **INSERT_SETTINGS, **ON_INSERT, **one_thread})
+    merge = settings_clause({"async_insert": 0, **INSERT_SETTINGS, **one_thread})
     now = settings_clause({"async_insert": 0, **INSERT_SETTINGS})
+    bound = settings_clause(
+        {
+            "async_insert": 0,
+            **JSON_PARSE_SETTINGS,
+            "min_chunk_bytes_for_parallel_parsing": PARSE_CHUNK_BYTES,
+        }
+    )
     return [
         Variant("before", "bench_insert_before", CAST_COLUMNS, cast),
         Variant("compact (0012)", "bench_insert_now", CAST_COLUMNS, cast),
         Variant("+ data sent", "bench_insert_now", SENT_COLUMNS, sent),
-        Variant("+ indexes on merge (now)", "bench_insert_now", SENT_COLUMNS, now),
-        Variant("raw only (the bound)", "bench_insert_raw", CAST_COLUMNS, cast),
+        Variant("+ indexes on merge", "bench_insert_now", SENT_COLUMNS, merge),
+        Variant("+ 1 MiB chunks (now)", "bench_insert_now", SENT_COLUMNS, now),
+        Variant("shared data as a map", "bench_insert_map", SENT_COLUMNS, now),
+        Variant("raw only (the bound)", "bench_insert_raw", CAST_COLUMNS, bound),
     ]
 
 
 def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
     path = ctx.scratch("ingest-table")
     stores = {}
-    for database in ("bench_insert_before", "bench_insert_now", "bench_insert_raw"):
+    for database in (
+        "bench_insert_before",
+        "bench_insert_now",
+        "bench_insert_map",
+        "bench_insert_raw",
+    ):
         store = ChdbEventStore(path, database=database)
         store.start()
         stores[database] = store
     before = stores["bench_insert_before"]
     before.command(f"ALTER TABLE {before.table} MODIFY SETTING min_bytes_for_wide_part = 10485760")
+    mapped = stores["bench_insert_map"]
+    mapped.command(
+        f"ALTER TABLE {mapped.table} MODIFY SETTING "
+        "object_shared_data_serialization_version_for_zero_level_parts = 'map'"
+    )
     bare = stores["bench_insert_raw"]
     bare.command(f"DROP VIEW {bare.table.split('.')[0]}.event_paths_by_dataset_on_insert")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")

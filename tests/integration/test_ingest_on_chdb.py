@@ -12,6 +12,7 @@ from limelight.ingest.service import Origin, ingest_body
 from limelight.runs.limits import RunLimits
 from limelight.runs.recent import newest_events
 from limelight.settings import Settings
+from limelight.store.events.base import PARSE_CHUNK_BYTES
 from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.unit.ingest.limits import limits
@@ -53,6 +54,17 @@ def _stored(store: Any, dataset: str) -> list[Any]:
     return [json.loads(orjson.dumps(e)) for e in events]
 
 
+def _data(store: Any, dataset: str, columns: str) -> list[Any]:
+    """``columns`` of the dataset's stored rows (paths of `data`), in the order of data.n."""
+    return list(
+        store.query(
+            f"SELECT {columns} FROM {store.table} WHERE workspace_id = {{ws:String}}"
+            " AND dataset = {ds:String} ORDER BY data.n.:Int64",
+            {"ws": TENANT.workspace_id, "ds": dataset},
+        ).rows
+    )
+
+
 def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(store: Any) -> None:
     # {"a.b": 1, "a": {"b": 2}} names the path a.b twice; the engine refused the INSERT,
     # and with it the whole batch, with a 500.
@@ -61,11 +73,7 @@ def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(sto
     assert outcome.accepted == 2
     stored = sorted(_stored(store, "twice"), key=lambda e: e["n"])
     assert [{k: e[k] for k in e if not k.startswith("_")} for e in stored] == events
-    rows = store.query(
-        f"SELECT data.a.b.:Int64 AS first, data.x.a.b.:Int64 AS only FROM {store.table}"
-        " WHERE workspace_id = {ws:String} AND dataset = 'twice' ORDER BY data.n.:Int64",
-        {"ws": TENANT.workspace_id},
-    ).rows
+    rows = _data(store, "twice", "data.a.b.:Int64 AS first, data.x.a.b.:Int64 AS only")
     assert rows == [{"first": 1, "only": None}, {"first": None, "only": 3}]
 
 
@@ -80,3 +88,25 @@ def test_a_batch_spanning_more_than_a_hundred_days_is_stored(store: Any) -> None
     assert sorted((e["n"], e["_timestamp"]) for e in stored) == [
         (e["n"], e["timestamp"]) for e in events
     ]
+
+
+def test_a_body_of_several_parsing_chunks_keeps_each_event_with_its_own_data(store: Any) -> None:
+    # The engine parses an INSERT's text on several threads, in chunks of PARSE_CHUNK_BYTES:
+    # every event must come back once, whole, and its `data` must be its own.
+    events = [
+        {
+            "n": i,
+            "text": f'line {i}\n\ttab \\ back "quoted" é ✓ {"x" * (i % 600)}',
+            "nested": {"list": [i, str(i), i % 2 == 0, None], "big": 2**70 + i},
+            f"key{i % 40}": i,
+        }
+        for i in range(9_000)
+    ]
+    body = json.dumps(events, ensure_ascii=False).encode()
+    assert len(body) > 3 * PARSE_CHUNK_BYTES
+    outcome = ingest_body(store, Origin(TENANT, "chunks"), body, limits())
+    assert outcome.accepted == len(events)
+    stored = sorted(_stored(store, "chunks"), key=lambda e: e["n"])
+    assert [{k: e[k] for k in e if not k.startswith("_")} for e in stored] == events
+    rows = _data(store, "chunks", "data.n.:Int64 AS n, data.text.:String AS text")
+    assert rows == [{"n": e["n"], "text": e["text"]} for e in events]
