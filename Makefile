@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 TEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: serve test lint typecheck unit bench screenshots install clean
+.PHONY: serve test lint typecheck bench screenshots install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,3 +48,4 @@ screenshots: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	find src tests bench scripts -name __pycache__ -prune -exec rm -rf {} +

@@ -11,7 +11,8 @@ one session into tables of one engine, in turns, in inserts of 12,000 events
 - + sent: the event's text sent for `data` too, parsed by the input format;
 - + merge: the needle indexes left to merges;
 - + chunks (now): the text parsed on several threads in chunks of 1 MiB, where the
-  engine's default of 10 MiB left a 6MB body to one (store.events.base.INSERT_SETTINGS);
+  engine's default of 10 MiB left most of a 6MB body's (about 12 MiB with `data`) to
+  one (store.events.base.INSERT_SETTINGS);
 - shared data as a map: now, with the JSON column's shared data written as a plain map
   in the parts an insert makes (the engine's cheapest serialization for them; it
   defaults to buckets). Shared data holds the paths past `max_dynamic_paths`, so this
@@ -60,7 +61,7 @@ class Variant:
 
 
 def _variants() -> list[Variant]:
-    # The engine's default chunk: one thread parses a body under 10 MiB.
+    # The engine's default chunk: one thread parses a text under 10 MiB.
     one_thread = {"min_chunk_bytes_for_parallel_parsing": 10 * MIB}
     cast = settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS, **ON_INSERT, **one_thread})
     sent = settings_clause({"async_insert": 0, **INSERT_SETTINGS, **ON_INSERT, **one_thread})

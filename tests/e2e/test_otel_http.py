@@ -429,6 +429,8 @@ def otel_alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         "LIMELIGHT_PORT": str(port),
         "LIMELIGHT_HOST": "127.0.0.1",
         "LIMELIGHT_OTEL_MAX_IN_FLIGHT": "1",
+        # The shedding test reads the requests in flight from /metrics.
+        "LIMELIGHT_METRICS_ALLOW": "127.0.0.1",
     }
     boot = subprocess.run([*CLI, "bootstrap", "--json"], env=env, capture_output=True, check=True)
     key = json.loads(boot.stdout)["ingestKey"]
@@ -463,12 +465,15 @@ def test_served_alone_at_the_root(otel_alone: tuple[str, str]) -> None:
 
 def _otlp_in_flight(url: str) -> bool:
     """Whether the server's /metrics counts an OTLP request in flight."""
-    scrape = web.get(f"{url}/metrics").text
-    return any(
-        float(line.rsplit(" ", 1)[1]) >= 1
-        for line in scrape.splitlines()
+    scrape = web.get(f"{url}/metrics", timeout=30)
+    assert scrape.status_code == 200, scrape.text
+    counts = [
+        float(line.rsplit(" ", 1)[1])
+        for line in scrape.text.splitlines()
         if line.startswith("limelight_otlp_requests_in_flight")
-    )
+    ]
+    assert counts, "no limelight_otlp_requests_in_flight in /metrics"
+    return any(count >= 1 for count in counts)
 
 
 def test_load_is_shed_with_retry_after_and_the_sdk_retries(otel_alone: tuple[str, str]) -> None:
@@ -491,7 +496,8 @@ def test_load_is_shed_with_retry_after_and_the_sdk_retries(otel_alone: tuple[str
     # Until its upload is in and it is being stored (the scrape takes no slot).
     deadline = time.monotonic() + 30
     while not _otlp_in_flight(url):
-        assert time.monotonic() < deadline and holder.is_alive(), answers
+        assert holder.is_alive(), f"the large request ended before it was seen: {answers}"
+        assert time.monotonic() < deadline, "the large request was never counted in flight"
         time.sleep(0.02)
     shed = web.post(f"{url}/v1/traces", content=span_body("shed"), headers=headers)
     assert shed.status_code == 503

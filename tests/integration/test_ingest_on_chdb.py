@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import orjson
 import pytest
 
 from limelight.ingest.service import Origin, ingest_body
+from limelight.query.compile import RunOptions, Timeframe
+from limelight.query.spec import validate_fields
+from limelight.runs.execute import run_once
 from limelight.runs.limits import RunLimits
 from limelight.runs.recent import newest_events
 from limelight.settings import Settings
-from limelight.store.events.base import PARSE_CHUNK_BYTES
+from limelight.store.events.base import INSERT_SETTINGS, PARSE_CHUNK_BYTES
 from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.unit.ingest.limits import limits
@@ -103,6 +107,8 @@ def test_a_body_of_several_parsing_chunks_keeps_each_event_with_its_own_data(sto
         for i in range(9_000)
     ]
     body = json.dumps(events, ensure_ascii=False).encode()
+    # The INSERT's text (raw and data: about twice the JSON) spans several chunks.
+    assert INSERT_SETTINGS["min_chunk_bytes_for_parallel_parsing"] == PARSE_CHUNK_BYTES
     assert len(body) > 3 * PARSE_CHUNK_BYTES
     outcome = ingest_body(store, Origin(TENANT, "chunks"), body, limits())
     assert outcome.accepted == len(events)
@@ -110,3 +116,51 @@ def test_a_body_of_several_parsing_chunks_keeps_each_event_with_its_own_data(sto
     assert [{k: e[k] for k in e if not k.startswith("_")} for e in stored] == events
     rows = _data(store, "chunks", "data.n.:Int64 AS n, data.text.:String AS text")
     assert rows == [{"n": e["n"], "text": e["text"]} for e in events]
+
+
+def test_every_type_a_path_is_stored_as_in_a_body_of_several_chunks_is_recorded_and_queried(
+    store: Any,
+) -> None:
+    # The engine types a path's arrays per parsed chunk: where one array mixes kinds,
+    # the arrays of that path near it are Array(Dynamic), the others stay typed. The
+    # keys and the compiler read only the recorded types, so each must be recorded.
+    dataset = "mixed-arrays"
+    events = [
+        {"n": i, "arr": [i, "s"] if i % 7 == 0 else [i], "pad": "x" * 400} for i in range(9_000)
+    ]
+    body = orjson.dumps(events)
+    assert len(body) > 3 * PARSE_CHUNK_BYTES
+    assert ingest_body(store, Origin(TENANT, dataset), body, limits()).accepted == len(events)
+    scope = {"ws": TENANT.workspace_id, "ds": dataset}
+    stored = store.query(
+        f"SELECT DISTINCT dynamicType(data.arr) AS type FROM {store.table}"
+        " WHERE workspace_id = {ws:String} AND dataset = {ds:String}",
+        scope,
+    ).rows
+    recorded = store.query(
+        f"SELECT DISTINCT type FROM {store.paths_table} WHERE workspace_id = {{ws:String}}"
+        " AND dataset = {ds:String} AND path = 'arr'",
+        scope,
+    ).rows
+    # The premise: some chunks typed the path's arrays, others could not.
+    assert {r["type"] for r in stored} == {"Array(Dynamic)", "Array(Nullable(Int64))"}
+    assert {r["type"] for r in stored} <= {r["type"] for r in recorded}
+    # Values of every chunk, held in typed arrays and in Array(Dynamic) ones.
+    wanted = {"s": len(range(0, 9_000, 7)), 0: 1, 1: 1, 4_500: 1, 7_000: 1, 8_999: 1}
+    assert {value: _count_including(store, dataset, value) for value in wanted} == wanted
+
+
+def _count_including(store: Any, dataset: str, value: object) -> int:
+    """COUNT of the dataset's events whose ``arr`` includes ``value``, run as an alert
+    check runs it: reading only the types recorded for ``arr``."""
+    now = int(time.time() * 1000)
+    fields = validate_fields(
+        {
+            "calculations": [{"operator": "COUNT"}],
+            "filters": [{"key": "arr", "operation": "INCLUDES", "value": value}],
+            "namespaces": [{"type": "dataset", "value": dataset}],
+        }
+    )
+    frame = Timeframe(now - 3_600_000, now + 3_600_000)
+    data = run_once(store, TENANT, fields, frame, RunOptions(), LIMITS)
+    return int(data["aggregates"][0]["values"]["COUNT"])

@@ -47,9 +47,10 @@ SCALAR_TYPES: Mapping[Kind, tuple[str, ...]] = {
     "number": ("Int64", "Float64", "UInt64"),
     "boolean": ("Bool",),
 }
-# An array of one element type is stored typed; an array mixing kinds (and, when
-# one event's array mixes kinds, every array of that path in the same insert) is
-# Array(Dynamic), whose elements are read per type.
+# An array of one element type is stored typed; an array mixing kinds is
+# Array(Dynamic), whose elements are read per type, and so may be other arrays of its
+# path parsed in the same chunk of an insert's text (the engine types a path's arrays
+# per chunk, store.events.base.PARSE_CHUNK_BYTES): a path may hold both.
 DYNAMIC_ARRAY = "Array(Dynamic)"
 ARRAY_TYPES: Mapping[Kind, tuple[str, ...]] = {
     kind: tuple(f"Array(Nullable({t}))" for t in types) for kind, types in SCALAR_TYPES.items()

@@ -43,13 +43,16 @@ JSON_PARSE_SETTINGS: Mapping[str, int] = {
     "input_format_json_read_bools_as_numbers": 0,
     "type_json_skip_duplicated_paths": 1,
 }
-# The text of an INSERT is parsed on several threads in chunks of at least this size; the
-# engine's default of 10 MiB left a 6MB body (the largest the Events API takes) to one
-# thread. On 2 cores, inserts of 12,000 events of 0.46 kB by one session: 48.4k events/s
-# in 1 MiB chunks against 36.2k, at the same CPU an event (28 us); one client sending
-# 6MB bodies to the Events API one after another: 20.5k against 18.3k (medians of 6, in
-# turns). Four clients at once kept both cores busy before (24.5k against 24.8k). The
-# rows, the parts and the recorded paths are the same; bodies under 1 MiB as before.
+# The text of an INSERT (about twice its events' JSON: `raw` and `data`) is parsed on
+# several threads in chunks of at least this size; with the engine's default of 10 MiB,
+# the text of a 6MB body (the largest the Events API takes, about 12 MiB) was mostly
+# parsed by one thread. On 2 cores (bench/ingest_table.py, README): inserts of 12,000
+# events of 0.46 kB by one session 47.9k events/s in 1 MiB chunks against 38.4k, at the
+# same CPU an event; one client sending 6MB bodies to the Events API one after another
+# 20.5k against 18.3k. Four clients at once kept both cores busy before (24.5k against
+# 24.8k). The rows and the parts are the same; the arrays of a path are typed per chunk
+# (query/keys.py), every type is recorded. Measured on the embedded engine; a ClickHouse
+# server queues small inserts (async_insert) and parses them when it flushes the queue.
 PARSE_CHUNK_BYTES = 1 << 20
 # What every INSERT of events states: how `data` is parsed, that it is sent, in what
 # chunks (above), and that the needle indexes (0003, 0011) are built when parts merge,
