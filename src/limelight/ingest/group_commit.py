@@ -13,12 +13,13 @@ server groups small inserts itself (``async_insert``).
 
 A group never mixes tenants: one tenant's events cannot make another's INSERT
 fail, nor change how another's values are typed in it (keys.py: a mixed array
-can type the arrays of its path parsed in the same chunk of an INSERT). It is one day's rows, well
-under the engine's block size, so the engine writes one part, whole or not at
-all. When the engine refuses the group's text before writing anything (a
-parse error), each batch is tried alone, so one request's bad rows fail that
-request only; any other failure (a timeout, a full disk) may have written the
-group, so every request in it gets the error rather than a second copy.
+can type the arrays of its path parsed in the same chunk of an INSERT). It is
+one day's rows, well under the engine's block size, so the engine writes one
+part, whole or not at all. When the engine refuses the group's text before
+writing anything (a parse error), each batch is tried alone, so one request's
+bad rows fail that request only; any other failure (a timeout, a full disk) may
+have written the group, so every request in it gets the error rather than a
+second copy.
 """
 
 from __future__ import annotations
