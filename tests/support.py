@@ -208,13 +208,26 @@ def _ephemeral_low() -> int:
         return 32768
 
 
+def _port_range() -> tuple[int, int]:
+    """This test process's share of the ports below the kernel's ephemeral range: each
+    pytest-xdist worker picks from a slice of its own. Two workers that picked the same
+    port within the second before either server bound it made one server exit ("port
+    in use") while its start, seeing the other's /health answer, took it as up."""
+    high = _ephemeral_low()
+    low = max(1024, high - 12_000)
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    width = (high - low) // count
+    return low + index * width, low + (index + 1) * width
+
+
 def free_port() -> int:
     """A port nobody listens on, below the kernel's ephemeral range. A server binds its
     port seconds after it is chosen (once its stores are open); a port from that range
     could meanwhile be handed to another process's ``bind(0)`` or outgoing connection,
-    and the server would exit at start. Below the range only another pick can take it."""
-    high = _ephemeral_low()
-    low = max(1024, high - 12_000)
+    and the server would exit at start. Below the range only another pick can take it,
+    and only a pick of this process (``_port_range``)."""
+    low, high = _port_range()
     while True:
         port = _PORTS.randrange(low, high)
         with socket.socket() as s:
