@@ -123,11 +123,17 @@ def test_processes_starting_together_on_fresh_stores_all_serve(
     server = launch_scaled(Path(tmp_path_factory.mktemp("together")), workers=6)
     try:
         tenant = server.new_tenant()
-        for _ in range(60):  # a new connection each: any process may accept it
-            assert server.send(tenant.ingest_key, "logs", [{"n": 1}]).status_code == 202
-        log = server.log_path.read_text()
+        served_by: set[str] = set()
+        # The server answers once one process is up; the others may still be starting on
+        # a busy machine, so rounds of sends go on until three have served (or 10 rounds).
+        for _ in range(10):
+            for _ in range(30):  # a new connection each: any process may accept it
+                assert server.send(tenant.ingest_key, "logs", [{"n": 1}]).status_code == 202
+            log = server.log_path.read_text()
+            served_by = set(re.findall(r" INFO \[(\d+)\] limelight\.access: POST /events", log))
+            if len(served_by) >= 3:
+                break
         assert "startup failed" not in log
-        served_by = set(re.findall(r" INFO \[(\d+)\] limelight\.access: POST /events", log))
         assert len(served_by) >= 3, served_by  # the processes are up, not one left alone
         assert server.proc is not None and server.proc.poll() is None
     finally:
