@@ -4,9 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Test processes: each runs its own servers and engine. Four on two cores: with two, a
 # core sat idle whenever a test waited (a server starting, a timeout running out, a
-# browser page), and the suite took 220 s of pytest against 175-194 s with four (one
-# run of three: 187 s). Tests that hold the engine to a time scale their bound with how
-# busy the machine is (the fairness test measures a heavy run alone first).
+# browser page). One after the other: pytest 229 s with two against 195 s with four
+# (324 and 359 s of CPU: four start more servers); other runs of the day 220 s with two,
+# 175-200 s with four, 187 s with three. Tests that hold the server to a time leave
+# room for this load (the fairness test measures a heavy run alone first).
 TEST_WORKERS ?= 4
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
