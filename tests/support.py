@@ -212,12 +212,16 @@ def _port_range() -> tuple[int, int]:
     """This test process's share of the ports below the kernel's ephemeral range: each
     pytest-xdist worker picks from a slice of its own. Two workers that picked the same
     port within the second before either server bound it made one server exit ("port
-    in use") while its start, seeing the other's /health answer, took it as up."""
+    in use") while its start, seeing the other's /health answer, took it as up.
+
+    A worker that replaces a crashed one is numbered past the count (gw4 of 4): it takes
+    the slice of the number it wraps to, whose first holder is gone."""
     high = _ephemeral_low()
     low = max(1024, high - 12_000)
     count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")) % count
     width = (high - low) // count
+    assert width > 0, f"no ports below the ephemeral range ({low}-{high}) for {count} workers"
     return low + index * width, low + (index + 1) * width
 
 
@@ -226,7 +230,7 @@ def free_port() -> int:
     port seconds after it is chosen (once its stores are open); a port from that range
     could meanwhile be handed to another process's ``bind(0)`` or outgoing connection,
     and the server would exit at start. Below the range only another pick can take it,
-    and only a pick of this process (``_port_range``)."""
+    and another test process picks from another slice (``_port_range``)."""
     low, high = _port_range()
     while True:
         port = _PORTS.randrange(low, high)

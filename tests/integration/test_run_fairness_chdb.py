@@ -138,7 +138,7 @@ def test_a_light_run_is_not_queued_behind_a_flood_of_heavy_runs(
     # (each takes both cores alone, so running them side by side saves nothing).
     assert one_heavy * HEAVY_RUNS > 1.5, "the heavy runs are too light to show anything"
     # Within a second, or a quarter of that wait where the machine is so slow (or so
-    # busy with the suite's other process) that the heavy runs alone take over 4 s.
+    # busy with the suite's other processes) that the heavy runs alone take over 4 s.
     assert max(waits) < max(1.0, one_heavy * HEAVY_RUNS / 4)
     assert statuses == {"COMPLETED"}
 
