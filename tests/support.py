@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -177,6 +178,14 @@ class LiveServer:
             headers={"x-api-key": key, **(headers or {})},
             timeout=30,
         )
+
+
+ACCESS_PID = re.compile(r" INFO \[(\d+)\] limelight\.access: ")
+
+
+def access_pids(lines: Iterable[str]) -> set[int]:
+    """The server processes that wrote these lines of the access log."""
+    return {int(m.group(1)) for line in lines if (m := ACCESS_PID.search(line))}
 
 
 # A rate-limit window for tests that must never see one end: windows are aligned on

@@ -3,7 +3,6 @@ process counts or holds, the other sees. Requests go to the process each step na
 
 from __future__ import annotations
 
-import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from tests.support import (
     CLI,
     NO_BOUNDARY_BEFORE_2033,
     LiveServer,
+    access_pids,
     launch_pair,
     launch_scaled,
     within_one_window,
@@ -123,7 +123,7 @@ def test_processes_starting_together_on_fresh_stores_all_serve(
     server = launch_scaled(Path(tmp_path_factory.mktemp("together")), workers=6)
     try:
         tenant = server.new_tenant()
-        served_by: set[str] = set()
+        served_by: set[int] = set()
         # The server answers once one process is up; the others may still be starting on
         # a busy machine, so after 60 sends, rounds of 30 go on until three have served
         # (10 rounds at most).
@@ -131,7 +131,7 @@ def test_processes_starting_together_on_fresh_stores_all_serve(
             for _ in range(30):  # a new connection each: any process may accept it
                 assert server.send(tenant.ingest_key, "logs", [{"n": 1}]).status_code == 202
             log = server.log_path.read_text()
-            served_by = set(re.findall(r" INFO \[(\d+)\] limelight\.access: POST /events", log))
+            served_by = access_pids(line for line in log.splitlines() if "POST /events" in line)
             if round_ >= 1 and len(served_by) >= 3:
                 break
         assert "startup failed" not in log

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests import web
-from tests.support import CLI, LiveServer, free_port, launch
+from tests.support import CLI, LiveServer, access_pids, free_port, launch
 
 
 def _serve(
@@ -182,11 +182,7 @@ def test_requests_are_spread_over_the_processes_of_a_scaled_server(server: LiveS
         dataset = f"spread-{uuid.uuid4().hex[:8]}"
         for _ in range(40):  # a new connection each: any worker may accept it
             assert server.send(tenant.ingest_key, dataset, [{"n": 1}]).status_code == 202
-        pids |= {
-            int(m.group(1))
-            for line in _access_lines(server, f"/events/v1/{dataset}", 40)
-            if (m := re.search(r" INFO \[(\d+)\] limelight\.access:", line))
-        }
+        pids |= access_pids(_access_lines(server, f"/events/v1/{dataset}", 40))
         if len(pids) == 2:
             break
     assert len(pids) == 2, pids
