@@ -4,9 +4,9 @@ Playwright's own browser download is not used: ``LIMELIGHT_CHROMIUM``, else a
 ``chromium`` on the PATH, is launched. Without one these tests are skipped,
 saying so; ``.ci/run`` installs it first, so CI always runs them.
 
-Every page a test opens is saved as a screenshot: in ``LIMELIGHT_SCREENSHOTS``
-when set (``make screenshots`` refreshes the README's), else in a temporary
-directory named at the end of the run.
+Every page a test opens is saved as a screenshot in ``LIMELIGHT_SCREENSHOTS``
+when it names a folder (``make screenshots`` refreshes the README's). Not by
+default: the full-page screenshots cost the browser 3 s of CPU per run of the suite.
 """
 
 from __future__ import annotations
@@ -58,15 +58,16 @@ def chromium() -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="session")
-def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    named = os.environ.get("LIMELIGHT_SCREENSHOTS")
-    folder = Path(named) if named else tmp_path_factory.mktemp("screenshots")
+def screenshots() -> Path | None:
+    if not (named := os.environ.get("LIMELIGHT_SCREENSHOTS")):
+        return None
+    folder = Path(named)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
 @pytest.fixture()
-def console(chromium: Browser, server: LiveServer, screenshots: Path) -> Iterator[Console]:
+def console(chromium: Browser, server: LiveServer, screenshots: Path | None) -> Iterator[Console]:
     """A signed-in member of a new workspace, in a browser window of 1280 px."""
     tenant = server.new_tenant()
     email, password = new_user(server, tenant.workspace_id)

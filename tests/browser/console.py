@@ -16,7 +16,7 @@ README_SHOTS = os.environ.get("LIMELIGHT_README_SCREENSHOTS")
 
 
 class Console:
-    def __init__(self, server: LiveServer, tenant: Tenant, page: Page, shots: Path) -> None:
+    def __init__(self, server: LiveServer, tenant: Tenant, page: Page, shots: Path | None) -> None:
         self.server = server
         self.tenant = tenant
         self.page = page
@@ -49,7 +49,10 @@ class Console:
         return answer
 
     def shot(self, name: str, readme: bool = False) -> None:
-        self.page.screenshot(path=self.shots / f"{name}.png", full_page=True)
+        """The page as it looks now, in LIMELIGHT_SCREENSHOTS (when set) and, for the
+        README's, in LIMELIGHT_README_SCREENSHOTS."""
+        if self.shots is not None:
+            self.page.screenshot(path=self.shots / f"{name}.png", full_page=True)
         if readme and README_SHOTS:
             folder = Path(README_SHOTS)
             folder.mkdir(parents=True, exist_ok=True)

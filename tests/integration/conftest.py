@@ -23,14 +23,13 @@ from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.events.server_store import ServerEventStore
 from limelight.store.meta.db import MetaDB
 from tests import query_reference as ref
-from tests.support import launch_clickhouse_double, postgres_schema
+from tests.support import launch_clickhouse_double, migrated_sqlite, postgres_schema
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetaDB]:
     if request.param == "sqlite":
-        meta = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")
-        meta.migrate()
+        meta = migrated_sqlite(tmp_path / "meta.db")
         yield meta
         meta.dispose()
         return

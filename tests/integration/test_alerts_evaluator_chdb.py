@@ -24,6 +24,7 @@ from limelight.store.meta.models import utcnow
 from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.alert_support import Mailbox, WebhookReceiver, smtp_server, webhook_receiver
+from tests.support import migrated_sqlite
 
 P99_BY_SERVICE = {
     "calculations": [{"operator": "P99", "key": "duration"}, {"operator": "COUNT"}],
@@ -68,8 +69,7 @@ class World:
 
 @pytest.fixture
 def world(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    meta = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")
-    meta.migrate()
+    meta = migrated_sqlite(tmp_path / "meta.db")
     store = ref.shared_chdb_store(tmp_path_factory)
     with meta.session(immediate=True) as s:
         ws = repos.create_workspace(s, f"alerts-{uuid.uuid4().hex[:8]}")

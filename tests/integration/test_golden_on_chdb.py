@@ -58,7 +58,7 @@ def test_golden_cases_select_something(query_store: Any, golden_records: list[re
     empty = [
         name
         for name, (query, _) in CASES.items()
-        if not ref.select(
+        if not ref.selects_any(
             golden_records, query, timeframe_of(name).from_ms, timeframe_of(name).to_ms
         )
     ]

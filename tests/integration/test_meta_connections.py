@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB, WriteAfterRead
 from limelight.store.meta.models import Workspace, utcnow
+from tests.support import migrated_sqlite
 
 
 def _count(db: MetaDB, name: str) -> int:
@@ -40,8 +41,7 @@ def test_a_failed_transaction_leaves_no_rows_and_no_lock(db: MetaDB) -> None:
 
 @pytest.fixture
 def sqlite_db(tmp_path: Path) -> Iterator[MetaDB]:
-    meta = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")
-    meta.migrate()
+    meta = migrated_sqlite(tmp_path / "meta.db")
     yield meta
     meta.dispose()
 

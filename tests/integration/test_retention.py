@@ -16,6 +16,7 @@ from limelight.settings import Settings
 from limelight.store.events.base import EventRow, EventStore
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
+from tests.support import migrated_sqlite
 
 NOW = datetime(2026, 11, 23, 15, 30, tzinfo=UTC)
 AGES_DAYS = [400, 61, 40, 31, 29, 10, 6.5, 1, 0]
@@ -45,9 +46,7 @@ def _kept(dataset: str, days: float) -> Counter[tuple[str, float]]:
 
 @pytest.fixture
 def meta(tmp_path: Path) -> MetaDB:
-    db = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")
-    db.migrate()
-    return db
+    return migrated_sqlite(tmp_path / "meta.db")
 
 
 def _tenant(meta: MetaDB) -> Tenant:

@@ -25,6 +25,7 @@ from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 HOUR = 3_600_000
@@ -66,8 +67,7 @@ def _tenant(meta: MetaDB, name: str) -> Tenant:
 def tenants(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[MetaDB, Any, dict[str, Tenant]]]:
-    meta = MetaDB(f"sqlite:///{tmp_path_factory.mktemp('fair') / 'meta.db'}")
-    meta.migrate()
+    meta = migrated_sqlite(tmp_path_factory.mktemp("fair") / "meta.db")
     store = ref.shared_chdb_store(tmp_path_factory)
     found = {name: _tenant(meta, name) for name in ("heavy", "light", "ingest")}
     heavy = found["heavy"]

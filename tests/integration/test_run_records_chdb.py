@@ -21,6 +21,7 @@ from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 
@@ -41,8 +42,7 @@ class GatedStore:
 
 @pytest.fixture
 def service(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    meta = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")
-    meta.migrate()
+    meta = migrated_sqlite(tmp_path / "meta.db")
     with meta.session(immediate=True) as s:
         workspace = repos.create_workspace(s, "records")
         tenant = Tenant(

@@ -27,6 +27,7 @@ from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import QueryRun
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 KB = 1024
@@ -126,8 +127,7 @@ def test_a_flood_of_large_runs_stays_within_the_budget(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     db_path = tmp_path / "meta.db"
-    meta = MetaDB(f"sqlite:///{db_path}")
-    meta.migrate()
+    meta = migrated_sqlite(db_path)
     tenant = _tenant(meta)
     store = ref.shared_chdb_store(tmp_path_factory)
     padding = "p" * 400

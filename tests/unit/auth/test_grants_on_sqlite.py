@@ -18,6 +18,7 @@ from limelight.settings import Settings
 from limelight.store.meta import accounts_repo, oauth_repo, repos
 from limelight.store.meta.accounts_models import Membership
 from limelight.store.meta.db import MetaDB
+from tests.support import migrated_sqlite
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 REDIRECT = "https://app.example.com/cb"
@@ -62,8 +63,8 @@ JSON = "application/json"
 @pytest.fixture()
 def world(tmp_path: Path) -> World:
     settings = Settings(data_dir=tmp_path)
-    db = MetaDB(settings.resolved_database_url)
-    db.migrate()
+    db = migrated_sqlite(tmp_path / "meta.db")
+    assert db.url == settings.resolved_database_url
     secret = new_secret(SecretKind.CLIENT_SECRET)
     with db.session(immediate=True) as s:
         ws = repos.create_workspace(s, "w")

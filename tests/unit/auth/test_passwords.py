@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from limelight.auth.passwords import WeakPassword, hash_password, needs_rehash, verify_password
+from limelight.auth.passwords import (
+    _DUMMY_HASH,
+    WeakPassword,
+    hash_password,
+    needs_rehash,
+    verify_password,
+)
 
 
 def test_argon2id_with_owasp_parameters() -> None:
@@ -20,6 +26,14 @@ def test_verify() -> None:
     assert not verify_password(None, "correct horse battery")  # unknown user
     assert not verify_password("not a hash", "correct horse battery")
     assert not verify_password(stored, "x" * 5000)
+
+
+def test_an_unknown_user_costs_a_verification_with_todays_parameters() -> None:
+    # The hash checked when no account matches: as slow as a member's, so an
+    # answer's time does not tell which emails have accounts. A malformed one would
+    # be refused at once, without the work (and verify_password(None, ...) still fails).
+    assert not needs_rehash(_DUMMY_HASH)
+    assert verify_password(_DUMMY_HASH, "not a real password, only here for the timing")
 
 
 @pytest.mark.parametrize("password", ["", "short", "x" * 1025])
