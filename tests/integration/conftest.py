@@ -23,7 +23,12 @@ from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.events.server_store import ServerEventStore
 from limelight.store.meta.db import MetaDB
 from tests import query_reference as ref
-from tests.support import launch_clickhouse_double, migrated_sqlite, postgres_schema
+from tests.support import (
+    ClickHouseDouble,
+    launch_clickhouse_double,
+    migrated_sqlite,
+    postgres_schema,
+)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -69,10 +74,8 @@ def store(
         yield chdb
         chdb.close()
         return
-    double = None
     if request.param == "server":
-        double = launch_clickhouse_double(tmp_path_factory.mktemp("double"))
-        url = double.url
+        url = request.getfixturevalue("clickhouse_double").url
     else:
         url = str(REAL_SERVER)
     server = ServerEventStore(url, database=database)
@@ -81,5 +84,12 @@ def store(
         yield server
     finally:
         server.close()
-        if double is not None:
-            double.stop()
+
+
+@pytest.fixture(scope="session")
+def clickhouse_double(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClickHouseDouble]:
+    """One double for the test process's modules, each in a database of its own (1.6 s
+    of CPU a start: the modules of the ``server`` transport started one each)."""
+    double = launch_clickhouse_double(tmp_path_factory.mktemp("double"))
+    yield double
+    double.stop()
