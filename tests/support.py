@@ -8,6 +8,7 @@ the CLI has tests of its own (``tests/e2e/test_cli.py``).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import random
@@ -304,10 +305,11 @@ def migrated_sqlite(path: Path) -> MetaDB:
         _META_TEMPLATE.append(folder / "meta.db")
     path.parent.mkdir(parents=True, exist_ok=True)
     # SQLite's backup API: a consistent copy whatever the journal holds.
-    with sqlite3.connect(_META_TEMPLATE[0]) as source, sqlite3.connect(path) as target:
+    with (
+        contextlib.closing(sqlite3.connect(_META_TEMPLATE[0])) as source,
+        contextlib.closing(sqlite3.connect(path)) as target,
+    ):
         source.backup(target)
-    source.close()
-    target.close()
     return MetaDB(f"sqlite:///{path}")
 
 

@@ -1,5 +1,6 @@
 """Every console page in a real browser: no script error or refused inline code, usable at
-1280 px and at a phone's width, and by keyboard alone. Each is saved as a screenshot."""
+1280 px and at a phone's width, and by keyboard alone (each saved as a screenshot where
+LIMELIGHT_SCREENSHOTS says)."""
 
 from __future__ import annotations
 

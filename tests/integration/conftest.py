@@ -75,7 +75,11 @@ def store(
         chdb.close()
         return
     if request.param == "server":
-        url = request.getfixturevalue("clickhouse_double").url
+        double: ClickHouseDouble = request.getfixturevalue("clickhouse_double")
+        # Shared by the process's modules: one that died says so here, not as the
+        # connection errors of every module after it.
+        assert double.proc.poll() is None, f"the ClickHouse double exited: {double.proc.returncode}"
+        url = double.url
     else:
         url = str(REAL_SERVER)
     server = ServerEventStore(url, database=database)
@@ -83,6 +87,7 @@ def store(
     try:
         yield server
     finally:
+        server.command(f"DROP DATABASE IF EXISTS {database}")
         server.close()
 
 

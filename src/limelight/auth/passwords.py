@@ -44,7 +44,8 @@ def verify_password(stored_hash: str | None, password: str) -> bool:
     if len(password) > MAX_LENGTH:
         return False
     try:
-        _hasher.verify(stored_hash or _DUMMY_HASH, password)
+        # Only a missing hash gets the dummy: an empty one is malformed and fails.
+        _hasher.verify(_DUMMY_HASH if stored_hash is None else stored_hash, password)
     except (VerificationError, InvalidHashError):
         return False
     return stored_hash is not None

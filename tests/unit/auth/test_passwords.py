@@ -34,6 +34,7 @@ def test_an_unknown_user_costs_a_verification_with_todays_parameters() -> None:
     # be refused at once, without the work (and verify_password(None, ...) still fails).
     assert not needs_rehash(_DUMMY_HASH)
     assert verify_password(_DUMMY_HASH, "not a real password, only here for the timing")
+    assert not verify_password("", "not a real password, only here for the timing")
 
 
 @pytest.mark.parametrize("password", ["", "short", "x" * 1025])
