@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -288,7 +288,15 @@ def launch(
     return server
 
 
-_META_TEMPLATE: list[Path] = []
+@cache
+def _migrated_template() -> Path:
+    """A SQLite metadata database with every migration applied, made once per process."""
+    folder = Path(tempfile.mkdtemp(prefix="limelight-meta-"))
+    atexit.register(shutil.rmtree, folder, True)
+    template = MetaDB(f"sqlite:///{folder / 'meta.db'}")
+    template.migrate()
+    template.dispose()
+    return folder / "meta.db"
 
 
 def migrated_sqlite(path: Path) -> MetaDB:
@@ -296,17 +304,10 @@ def migrated_sqlite(path: Path) -> MetaDB:
     one this test process migrated once. Migrating an empty database costs 50 ms of CPU
     and the suite's fixtures asked for over 200 (tests that test a migration still run
     it, from the revision they name)."""
-    if not _META_TEMPLATE:
-        folder = Path(tempfile.mkdtemp(prefix="limelight-meta-"))
-        atexit.register(shutil.rmtree, folder, True)
-        template = MetaDB(f"sqlite:///{folder / 'meta.db'}")
-        template.migrate()
-        template.dispose()
-        _META_TEMPLATE.append(folder / "meta.db")
     path.parent.mkdir(parents=True, exist_ok=True)
     # SQLite's backup API: a consistent copy whatever the journal holds.
     with (
-        contextlib.closing(sqlite3.connect(_META_TEMPLATE[0])) as source,
+        contextlib.closing(sqlite3.connect(_migrated_template())) as source,
         contextlib.closing(sqlite3.connect(path)) as target,
     ):
         source.backup(target)
