@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import logging
 import os
 import resource
@@ -177,6 +178,26 @@ def ensure_port_free(host: str, port: int) -> None:
             raise PortInUse(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
+# The youngest generation of Python's garbage collector is collected after this many
+# allocations (Python's default: 700). A 6MB batch parses into about 300,000 objects
+# that all stay alive until it is stored, so the default collected and promoted them
+# hundreds of times a batch, and each promotion counted towards a full collection of the
+# server's whole heap. With the objects of start-up frozen (never scanned again) and
+# this threshold, the ingest pipeline (parse, check, enrich, encode) of a 6MB batch took
+# 19.6 µs an event against 29.4, and of 10-event batches 16.1 against 16.6, with the
+# server's modules loaded (medians of 6 rounds, one process each, one after the other).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def settle_heap() -> None:
+    """Freeze what start-up made and collect the young generation less often (above):
+    for the serving process, whose heap is its modules and its app, not a test's."""
+    gc.collect()
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
+
 # The API a worker process serves (``serve`` passes it on through the environment).
 APP_VARIABLE = "LIMELIGHT_SERVE_APP"
 
@@ -187,7 +208,9 @@ def worker_app() -> Any:
 
     settings = Settings()
     configure_guards(settings)
-    return create_named_app(settings, os.environ.get(APP_VARIABLE, "all"))  # type: ignore[arg-type]
+    app = create_named_app(settings, os.environ.get(APP_VARIABLE, "all"))  # type: ignore[arg-type]
+    settle_heap()
+    return app
 
 
 def serve(settings: Settings, app_name: str, workers: int = 1) -> None:
@@ -196,7 +219,9 @@ def serve(settings: Settings, app_name: str, workers: int = 1) -> None:
 
     options = uvicorn_options(settings)
     if workers == 1:
-        uvicorn.run(create_named_app(settings, app_name), **options)  # type: ignore[arg-type]
+        app = create_named_app(settings, app_name)  # type: ignore[arg-type]
+        settle_heap()
+        uvicorn.run(app, **options)
         return
     os.environ[APP_VARIABLE] = app_name
     # Each worker counts its metrics in files here, and a scrape of any reads them all.

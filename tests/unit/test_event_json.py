@@ -7,8 +7,10 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from limelight.event_json import dumps_exact, event_json, to_event
+from limelight.event_json import data_text, data_texts, dumps_exact, event_json, to_event
 
 SYSTEM = {
     "_timestamp": 1_700_000_000_000,
@@ -65,3 +67,39 @@ def test_integers_beyond_64_bits_stay_exact() -> None:
         assert b"1180591620717411303424" in text
         assert b"123456789012345678901234567890" in text
         assert json.loads(text)["events"][0]["big"] == 2**70
+
+
+# Whole floats (the marks data_text looks for) among other numbers and strings that hold
+# the marks' characters, so that a batch's texts both hold and lack them.
+_MARKED_VALUES = st.one_of(
+    st.sampled_from([5.0, -0.0, 1e16, 1e21, 2.5, 0.05, 10.25, "5.0,", "e+", "C++", "x.0]"]),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(),  # beyond 64 bits too: written by the standard library's serialiser
+    st.text(alphabet=".0e+,}]", max_size=6),
+)
+_MARKED_EVENTS = st.recursive(
+    _MARKED_VALUES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+).map(lambda value: {"v": value})
+
+
+@given(st.lists(_MARKED_EVENTS, max_size=12))
+def test_a_batch_gets_the_data_texts_its_events_get_one_by_one(events: list[Any]) -> None:
+    raws = []
+    for event in events:
+        try:
+            raws.append(dumps_exact(event, False))
+        except TypeError:  # an integer beyond 64 bits: stored by the standard library
+            raws.append(dumps_exact(event, True))
+    out = data_texts(raws)
+    assert out == [data_text(raw) for raw in raws]
+    # The texts without a whole float are sent as they are, not copied.
+    assert all(o is raw for o, raw in zip(out, raws, strict=True) if data_text(raw) is raw)
+
+
+def test_a_batch_rewrites_only_the_texts_with_whole_floats() -> None:
+    raws = [b'{"a":1.5}', b'{"b":5.0}', b'{"c":"1e+16 in a string"}', b'{"d":[1e+16]}']
+    out = data_texts(raws)
+    assert out == [raws[0], b'{"b":5}', raws[2], b'{"d":[10000000000000000]}']
+    assert out[0] is raws[0] and out[2] is raws[2]

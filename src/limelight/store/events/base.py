@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
 
 from limelight.errors import StoreError
-from limelight.event_json import data_text
+from limelight.event_json import data_texts
 from limelight.tenant import Tenant
 
 # Columns written by INSERT, in the order of the encoded TSV fields. `data` is
@@ -87,7 +87,9 @@ def settings_clause(settings: Mapping[str, int]) -> str:
     return ", ".join(f"{name} = {int(value):d}" for name, value in settings.items())
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, 0.77 µs a
+# row against 0.22 µs, for rows that nothing changes after they are built.
+@dataclass(slots=True)
 class EventRow:
     """One enriched event, ready to store: system fields plus the event's JSON text."""
 
@@ -184,29 +186,33 @@ def _tsv_field(value: str) -> bytes:
     )
 
 
-def encode_rows(tenant: Tenant, rows: Iterable[EventRow]) -> bytes:
+def encode_rows(tenant: Tenant, rows: Sequence[EventRow]) -> bytes:
     """Encode rows as TabSeparated (``INSERT_COLUMNS``), the cheapest format for both
     transports.
 
     The raw JSON text holds no literal tabs or newlines (JSON escapes them in
     strings), so only its backslashes need doubling. It goes twice: as `raw` and
-    as `data`, parsed by the engine (``event_json.data_text``).
+    as `data`, parsed by the engine (``event_json.data_texts``). A batch has few
+    datasets, services and namespaces: each is escaped once, not once a row (together
+    with the batch's whole-float search, 8.2 to 2.9 µs an event of 0.5 kB).
     """
-    prefix = _tsv_field(tenant.workspace_id) + b"\t" + _tsv_field(tenant.environment_id) + b"\t"
+    tenant_fields = _tsv_field(tenant.workspace_id) + b"\t" + _tsv_field(tenant.environment_id)
+    heads: dict[tuple[str, str, str], bytes] = {}
+    datas = data_texts([r.raw for r in rows])
     # The time as seconds with three decimals: the engine reads a bare number of 12 digits
     # or fewer (milliseconds before 2001-09-09) as a date, and refused the whole INSERT.
     lines = []
-    for r in rows:
+    for r, data in zip(rows, datas, strict=True):
+        names = (r.dataset, r.service, r.namespace)
+        head = heads.get(names)
+        if head is None:
+            head = heads[names] = b"\t".join([tenant_fields, *map(_tsv_field, names)])
         text = r.raw.replace(b"\\", b"\\\\")
-        data = data_text(r.raw)
         data = text if data is r.raw else data.replace(b"\\", b"\\\\")
         lines.append(
-            b"%s%s\t%s\t%s\t%d.%03d\t%s\t%s\t%s"
+            b"%s\t%d.%03d\t%s\t%s\t%s"
             % (
-                prefix,
-                _tsv_field(r.dataset),
-                _tsv_field(r.service),
-                _tsv_field(r.namespace),
+                head,
                 r.timestamp_ms // 1000,
                 r.timestamp_ms % 1000,
                 _tsv_field(r.id),
