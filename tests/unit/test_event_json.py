@@ -103,3 +103,17 @@ def test_a_batch_rewrites_only_the_texts_with_whole_floats() -> None:
     out = data_texts(raws)
     assert out == [raws[0], b'{"b":5}', raws[2], b'{"d":[10000000000000000]}']
     assert out[0] is raws[0] and out[2] is raws[2]
+
+
+@pytest.mark.parametrize(
+    "raws",
+    [
+        [b'{"s":"' + b"+" * 5000 + b'"}', b'{"n":1e+16}', b'{"s":"' + b"+" * 5000 + b'"}'],
+        [b'{"s":"' + b".0," * 3000 + b'"}', b'{"a":1}', b'{"b":2.0}'],
+        # No "e+" across two texts (a text that starts with "+" is none of ingest's; only
+        # a text with a mark is parsed, so this one never is).
+        [b'{"s":"e"}', b'+{"b":1}', b'{"s":"e+"}', b""],
+    ],
+)
+def test_texts_crowded_with_marks_get_what_each_gets_alone(raws: list[bytes]) -> None:
+    assert data_texts(raws) == [data_text(raw) for raw in raws]
