@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from pydantic import ValidationError
 
-from limelight.http_server import uvicorn_options
+from limelight.http_server import GC_YOUNG_THRESHOLD, settle_heap, uvicorn_options
 from limelight.settings import Settings
 
 
@@ -31,3 +33,14 @@ def test_timeouts_and_limits_are_passed_on() -> None:
     options = uvicorn_options(settings)
     assert options["timeout_keep_alive"] == 7
     assert options["limit_concurrency"] == 300
+
+
+def test_the_serving_process_freezes_its_start_up_heap_and_collects_less_often() -> None:
+    threshold = gc.get_threshold()
+    try:
+        settle_heap()
+        assert gc.get_freeze_count() > 0  # what start-up made is never scanned again
+        assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, *threshold[1:])
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
