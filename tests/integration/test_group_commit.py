@@ -128,6 +128,38 @@ def test_batches_waiting_for_a_slot_go_in_one_insert_per_tenant_and_each_reads_i
     assert all(b'"tag": "b-' in r["raw"].encode() for r in raws.rows)
 
 
+def test_a_tenants_batches_wait_for_its_insert_in_flight_while_others_take_the_free_slot(
+    store: EventStore,
+) -> None:
+    # Two slots: a's first INSERT holds one. Its next batches do not take the other (two
+    # INSERTs of one tenant would halve its groups); they wait and go together after it,
+    # while b's batch, arriving last, is written at once in the free slot.
+    a, b = Tenant("ws_group_flight_a", "env"), Tenant("ws_group_flight_b", "env")
+    held = Held(store)
+    group = GroupCommit(held, slots=2)  # type: ignore[arg-type]
+    first = _start_blocked(held, group, a, "first")
+    later = [(a, _rows(f"later-{i}", 2)) for i in range(5)]
+    results: list[list[BaseException]] = []
+    sender = threading.Thread(target=lambda: results.append(_send_all(group, later)))
+    sender.start()
+    _wait_queued(group, 5)
+    other = threading.Thread(target=group.insert, args=(b, _rows("other", 3)))
+    other.start()
+    deadline = time.monotonic() + 10
+    while len(held.groups) < 2:
+        assert time.monotonic() < deadline, "b's batch never took the free slot"
+        time.sleep(0.005)
+    # b's INSERT started beside a's first, and every later batch of a still waits.
+    assert held.groups == [1, 1]
+    assert len(group._waiting) == 5  # noqa: SLF001 - what waits is the behaviour under test
+    held.gate.set()
+    assert _join([first, sender, other])
+    assert results == [[]]
+    assert held.groups == [1, 1, 5]
+    assert _ids(store, a) == sorted(["first-0", "first-1"] + [r.id for _, rs in later for r in rs])
+    assert _ids(store, b) == ["other-0", "other-1", "other-2"]
+
+
 def test_a_batch_the_engine_refuses_fails_alone_and_the_others_are_stored_once(
     store: EventStore,
 ) -> None:

@@ -11,6 +11,15 @@ goes at once, so a lone client waits for nothing, and the busier the engine,
 the larger the groups. Used in front of the embedded engine; a ClickHouse
 server groups small inserts itself (``async_insert``).
 
+A tenant has one group INSERT at a time: its batches that arrive meanwhile wait
+for it and go together after it, and the other slot serves other tenants. A
+tenant's clients that took both slots made groups half as large, for the same
+fixed cost an INSERT has (its part, the paths view, the sync, the merges of its
+part). 10-event bodies from 64 clients, six servers of each version in turns
+(medians): of one tenant, 2,908 against 2,568 events/s and 5.6 against 6.8 ms
+of the server's CPU a request; spread over 16 tenants, 1,290 against 1,216
+events/s and 13.6 against 14.4 ms.
+
 A group never mixes tenants: one tenant's events cannot make another's INSERT
 fail, nor change how another's values are typed in it (keys.py: a mixed array
 can type the arrays of its path parsed in the same chunk of an INSERT). It is
@@ -63,6 +72,7 @@ class GroupCommit:
         self._store = store
         self._free = slots
         self._waiting: list[_Waiting] = []
+        self._writing: set[Tenant] = set()  # tenants with a group INSERT in flight
         self._changed = threading.Condition(threading.Lock())
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
@@ -78,17 +88,21 @@ class GroupCommit:
             self._waiting.append(mine)
             try:
                 while not mine.done:
-                    if not self._free or not self._waiting:  # mine may be in another's group
+                    # Mine may be in another's group, or wait for its tenant's INSERT.
+                    group = self._take() if self._free else []
+                    if not group:
                         self._changed.wait()
                         continue
-                    group = self._take()
+                    tenant = group[0].tenant
                     self._free -= 1
+                    self._writing.add(tenant)
                     self._changed.release()
                     try:
                         self._write(group)
                     finally:
                         self._changed.acquire()
                         self._free += 1
+                        self._writing.discard(tenant)
                         self._changed.notify_all()
             except BaseException:
                 # Interrupted while waiting or writing another's group: the request fails,
@@ -99,9 +113,12 @@ class GroupCommit:
             raise mine.error
 
     def _take(self) -> list[_Waiting]:
-        """The oldest waiting batch and the others of its tenant and day, within the
-        group's size."""
-        first = self._waiting[0]
+        """The oldest waiting batch of a tenant without an INSERT in flight and the others
+        of its tenant and day, within the group's size; none when every waiting batch's
+        tenant is being written."""
+        first = next((w for w in self._waiting if w.tenant not in self._writing), None)
+        if first is None:
+            return []
         group: list[_Waiting] = []
         rest: list[_Waiting] = []
         rows = size = 0
