@@ -142,3 +142,18 @@ ALTER TABLE limelight.events MATERIALIZE INDEX raw_words;
 -- still make the large parts queries read wide. Measured on 2 cores, 60,000 events
 -- of 0.46 kB in inserts of 12,000, one session: 45k events/s against 28k wide.
 ALTER TABLE limelight.events MODIFY SETTING min_bytes_for_wide_part = 33554432;
+
+-- 0013
+-- A merge writes its part without fsync, and the embedded engine removes the
+-- parts it merged within about 40 seconds (its old_parts_lifetime is 0; a
+-- server keeps them 480 s), about when the kernel writes dirty pages back: a
+-- machine crash in between could lose acknowledged events that only the merged
+-- part held. Each merged part is synced before it replaces its sources, as an
+-- insert's is (0002). Measured on 2 cores, 240 inserts of 100 events and the
+-- merges they cause: no difference in CPU beyond noise (607-680 against 721-812
+-- µs of CPU an event, in turns).
+ALTER TABLE limelight.events MODIFY SETTING min_rows_to_fsync_after_merge = 1;
+
+-- 0013
+-- The types of each path (0004), which a query needs to see those events.
+ALTER TABLE limelight.event_paths MODIFY SETTING min_rows_to_fsync_after_merge = 1;
