@@ -2,7 +2,8 @@
 
 The same events (about 0.5kb of JSON each) go in three batch shapes (6MB bodies
 and 1,000-event bodies from 4 clients, 10-event bodies from 64 clients: the
-browser and serverless case) through these paths, in the same run:
+browser and serverless case; once from one tenant, once spread over 16 tenants, as
+on a server that many applications send to) through these paths, in the same run:
 
 - http: concurrent clients POST pre-serialised bodies to ``/events/v1/<dataset>``
   of the live server; a run ends when every request has its 202;
@@ -43,6 +44,9 @@ BATCH_LIMIT = 6 * MIB - 1024  # the largest body the API takes, with a margin
 SMALL_BATCH = 1000
 TINY_BATCH = 10
 TINY_CLIENTS = 64
+# Small requests of many applications at once: a group INSERT holds one tenant's
+# events (ingest.group_commit), so these make smaller groups than one tenant's.
+TINY_TENANTS = 16
 SETTLE_S = 1.0
 
 LEVELS = ["debug", "info", "info", "info", "warn", "error"]
@@ -87,6 +91,7 @@ def make_event(rng: random.Random, at_ms: int) -> dict[str, Any]:
 class Batch:
     body: bytes  # the JSON array as sent over HTTP
     rows: list[EventRow]  # the same events enriched, as the direct path stores them
+    tenant: int = 0  # which of the run's tenants sends it
 
 
 def make_batches(count: int, per_batch: int | None, dataset: str, seed: int = 7) -> list[Batch]:
@@ -173,12 +178,15 @@ class HttpSender:
             self._local.connection = connection
             with self._lock:
                 self._connections.append(connection)
-        connection.request("POST", self.path, body=batch.body, headers=self.headers)
+        connection.request("POST", self.path, body=batch.body, headers=self.headers_for(batch))
         response = connection.getresponse()
         content = response.read()
         if response.status != self.expected_status:
             raise RuntimeError(f"HTTP {response.status}: {content[:300]!r}")
         return content
+
+    def headers_for(self, batch: Batch) -> dict[str, str]:
+        return self.headers
 
     def send(self, batch: Batch) -> None:
         self.post(batch)
@@ -189,14 +197,19 @@ class HttpSender:
 
 
 class HttpPath(HttpSender):
-    """The Events API: JSON arrays to /events/v1/<dataset>."""
+    """The Events API: JSON arrays to /events/v1/<dataset>, each with the ingest key of the
+    tenant that sends it (``keys[batch.tenant]``)."""
 
     expected_status = 202
 
-    def __init__(self, url: str, key: str, dataset: str) -> None:
+    def __init__(self, url: str, key: str, dataset: str, keys: Sequence[str] = ()) -> None:
         super().__init__(
             f"{url}/v1/{dataset}", {"x-api-key": key, "content-type": "application/json"}
         )
+        self.keys = list(keys) or [key]
+
+    def headers_for(self, batch: Batch) -> dict[str, str]:
+        return {**self.headers, "x-api-key": self.keys[batch.tenant]}
 
 
 @dataclass
@@ -221,13 +234,13 @@ class Measure:
 
 
 def print_table(measures: list[Measure]) -> None:
-    head = f"{'batches':<14}{'path':<8}{'events':>9}{'MB':>8}{'median s':>10}"
+    head = f"{'batches':<22}{'path':<8}{'events':>9}{'MB':>8}{'median s':>10}"
     head += f"{'min s':>8}{'max s':>8}{'events/s':>11}{'MB/s':>8}"
     print(head)
     print("-" * len(head))
     for m in measures:
         print(
-            f"{m.shape:<14}{m.mode:<8}{m.events:>9,}{m.megabytes:>8.1f}{m.median:>10.2f}"
+            f"{m.shape:<22}{m.mode:<8}{m.events:>9,}{m.megabytes:>8.1f}{m.median:>10.2f}"
             f"{min(m.seconds):>8.2f}{max(m.seconds):>8.2f}{m.events_per_s:>11,.0f}"
             f"{m.mb_per_s:>8.1f}"
         )
@@ -235,26 +248,35 @@ def print_table(measures: list[Measure]) -> None:
 
 def run(ctx: BenchContext) -> None:
     total = 24_000 if ctx.quick else 96_000
-    # name: (events per body, clients, events in all)
+    # name: (events per body, clients, events in all, tenants)
     shapes = {
-        "6MB": (None, CLIENTS, total),
-        f"{SMALL_BATCH:,} events": (SMALL_BATCH, CLIENTS, total),
-        f"{TINY_BATCH} events": (TINY_BATCH, TINY_CLIENTS, total // 4),
+        "6MB": (None, CLIENTS, total, 1),
+        f"{SMALL_BATCH:,} events": (SMALL_BATCH, CLIENTS, total, 1),
+        f"{TINY_BATCH} events": (TINY_BATCH, TINY_CLIENTS, total // 4, 1),
+        f"{TINY_BATCH} events, {TINY_TENANTS} tenants": (
+            TINY_BATCH,
+            TINY_CLIENTS,
+            total // 4,
+            TINY_TENANTS,
+        ),
     }
     direct = ChdbEventStore(ctx.scratch("direct-chdb"))
     direct.start()
-    direct_tenant = Tenant(ctx.tenant.workspace_id, ctx.tenant.environment_id)
-    http = HttpPath(ctx.server.events_url, ctx.tenant.ingest_key, "bench")
+    tenants = [ctx.tenant] + [ctx.server.new_tenant() for _ in range(TINY_TENANTS - 1)]
+    direct_tenants = [Tenant(t.workspace_id, t.environment_id) for t in tenants]
+    http = HttpPath(
+        ctx.server.events_url, ctx.tenant.ingest_key, "bench", [t.ingest_key for t in tenants]
+    )
 
     untyped = ChdbEventStore(ctx.scratch("direct-chdb"), database="untyped")
     untyped.start()
     untyped.command("DROP VIEW untyped.event_paths_by_dataset_on_insert")
 
     def insert_direct(batch: Batch) -> None:
-        direct.insert(direct_tenant, batch.rows)
+        direct.insert(direct_tenants[batch.tenant], batch.rows)
 
     def insert_untyped(batch: Batch) -> None:
-        untyped.insert(direct_tenant, batch.rows)
+        untyped.insert(direct_tenants[batch.tenant], batch.rows)
 
     paths: dict[str, Callable[[Batch], None]] = {
         "http": http.send,
@@ -270,8 +292,10 @@ def run(ctx: BenchContext) -> None:
     ratios: dict[str, float] = {}
     typing_costs: dict[str, float] = {}
     try:
-        for shape, (per_batch, clients, count) in shapes.items():
+        for shape, (per_batch, clients, count, senders) in shapes.items():
             batches = make_batches(count, per_batch, "bench")
+            for i, batch in enumerate(batches):
+                batch.tenant = i % senders
             megabytes = sum(len(b.body) for b in batches) / MIB
             measures = {mode: Measure(shape, mode, count, megabytes, []) for mode in paths}
             for repeat in range(ctx.repeats):
@@ -286,7 +310,7 @@ def run(ctx: BenchContext) -> None:
             typing_costs[shape] = measures["direct"].events_per_s / measures["untyped"].events_per_s
             ctx.log(
                 f"  {shape}: {len(batches)} requests of about "
-                f"{megabytes / len(batches):.3f}MB, {clients} clients"
+                f"{megabytes / len(batches):.3f}MB, {clients} clients, {senders} tenant(s)"
             )
     finally:
         http.close()
