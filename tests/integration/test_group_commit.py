@@ -160,6 +160,37 @@ def test_a_tenants_batches_wait_for_its_insert_in_flight_while_others_take_the_f
     assert _ids(store, b) == ["other-0", "other-1", "other-2"]
 
 
+def test_a_tenants_waiting_batches_that_fill_a_group_take_the_free_slot_beside_its_insert(
+    store: EventStore,
+) -> None:
+    # Waiting buys a larger group; once the waiting batches make a group as large as a
+    # batch that goes alone, they go at once, as such a batch would.
+    tenant = Tenant("ws_group_full", "env")
+    held = Held(store)
+    group = GroupCommit(held, slots=2)  # type: ignore[arg-type]
+    first = _start_blocked(held, group, tenant, "first")
+    per = ALONE_ROWS * 2 // 5  # two wait; the third makes a group over ALONE_ROWS
+    results: list[list[BaseException]] = []
+    batches = [(tenant, _rows(f"full-{i}", per)) for i in range(3)]
+    senders = []
+    for i, batch in enumerate(batches):
+        senders.append(
+            threading.Thread(target=lambda b=batch: results.append(_send_all(group, [b])))
+        )
+        senders[-1].start()
+        if i < 2:
+            _wait_queued(group, i + 1)
+    deadline = time.monotonic() + 10
+    while len(held.groups) < 2:
+        assert time.monotonic() < deadline, "the full group never took the free slot"
+        time.sleep(0.005)
+    assert held.groups == [1, 3]  # beside the first INSERT, still held at the gate
+    held.gate.set()
+    assert _join([first, *senders])
+    assert results == [[], [], []]
+    assert len(_ids(store, tenant)) == 2 + 3 * per
+
+
 def test_a_batch_the_engine_refuses_fails_alone_and_the_others_are_stored_once(
     store: EventStore,
 ) -> None:
