@@ -105,6 +105,14 @@ def _wait_queued(group: GroupCommit, count: int) -> None:
         time.sleep(0.005)
 
 
+def _wait_inserts(held: Held, count: int, failure: str) -> None:
+    """Until ``count`` INSERTs have reached the store (held at its gate or not)."""
+    deadline = time.monotonic() + 10
+    while len(held.groups) < count:
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.005)
+
+
 def test_batches_waiting_for_a_slot_go_in_one_insert_per_tenant_and_each_reads_its_own(
     store: EventStore,
 ) -> None:
@@ -145,10 +153,7 @@ def test_a_tenants_batches_wait_for_its_insert_in_flight_while_others_take_the_f
     _wait_queued(group, 5)
     other = threading.Thread(target=group.insert, args=(b, _rows("other", 3)))
     other.start()
-    deadline = time.monotonic() + 10
-    while len(held.groups) < 2:
-        assert time.monotonic() < deadline, "b's batch never took the free slot"
-        time.sleep(0.005)
+    _wait_inserts(held, 2, "b's batch never took the free slot")
     # b's INSERT started beside a's first, and every later batch of a still waits.
     assert held.groups == [1, 1]
     assert len(group._waiting) == 5  # noqa: SLF001 - what waits is the behaviour under test
@@ -180,10 +185,7 @@ def test_a_tenants_waiting_batches_that_fill_a_group_take_the_free_slot_beside_i
         senders[-1].start()
         if i < 2:
             _wait_queued(group, i + 1)
-    deadline = time.monotonic() + 10
-    while len(held.groups) < 2:
-        assert time.monotonic() < deadline, "the full group never took the free slot"
-        time.sleep(0.005)
+    _wait_inserts(held, 2, "the full group never took the free slot")
     assert held.groups == [1, 3]  # beside the first INSERT, still held at the gate
     held.gate.set()
     assert _join([first, *senders])
