@@ -32,7 +32,7 @@ import orjson
 
 from limelight.ingest.service import Origin, build_rows
 from limelight.settings import MIB
-from limelight.store.events.base import EventRow
+from limelight.store.events.base import PATHS_VIEW, EventRow
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.tenant import Tenant
 
@@ -270,7 +270,7 @@ def run(ctx: BenchContext) -> None:
 
     untyped = ChdbEventStore(ctx.scratch("direct-chdb"), database="untyped")
     untyped.start()
-    untyped.command("DROP VIEW untyped.event_paths_by_dataset_on_insert")
+    untyped.command(f"DROP VIEW untyped.{PATHS_VIEW}")
 
     def insert_direct(batch: Batch) -> None:
         direct.insert(direct_tenants[batch.tenant], batch.rows)

@@ -37,6 +37,7 @@ from limelight.store.events.base import (
     INSERT_SETTINGS,
     JSON_PARSE_SETTINGS,
     PARSE_CHUNK_BYTES,
+    PATHS_VIEW,
     encode_rows,
     settings_clause,
 )
@@ -105,7 +106,7 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
         "object_shared_data_serialization_version_for_zero_level_parts = 'map'"
     )
     bare = stores["bench_insert_raw"]
-    bare.command(f"DROP VIEW {bare.table.split('.')[0]}.event_paths_by_dataset_on_insert")
+    bare.command(f"DROP VIEW {bare.table.split('.')[0]}.{PATHS_VIEW}")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_words")
     bare.command(f"ALTER TABLE {bare.table} DROP COLUMN data")

@@ -10,6 +10,7 @@ import pytest
 from limelight.runs import lookups
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
+from limelight.store.events.base import PATHS_VIEW
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.tenant import Tenant
 from tests import query_reference as ref
@@ -53,6 +54,46 @@ def test_each_path_lists_the_types_its_values_are_stored_as(store: Any) -> None:
     assert _types(store, tenant, ["nothing", "empty"]) == {}  # null and {} are no value
 
 
+def test_an_insert_records_only_the_paths_and_types_not_recorded_yet(store: Any) -> None:
+    """Every INSERT used to write all its paths again (a part of the paths table per
+    INSERT, and rows that merges then removed); only what is new is written now."""
+    tenant = Tenant("ws_paths_new", "env_a")
+    recorded = (
+        f"SELECT dataset, path, type FROM {store.paths_table}"
+        " WHERE workspace_id = {w:String} AND environment_id = {e:String}"
+        " ORDER BY dataset, path, type"
+    )
+    params = {"w": tenant.workspace_id, "e": tenant.environment_id}
+    columns = ["dataset", "path", "type"]
+    # Merges stopped: what the table holds is what the INSERTs wrote, none merged away.
+    store.command(f"SYSTEM STOP MERGES {store.paths_table}")
+    try:
+        for i in range(5):
+            _store(store, tenant, [{"status": 200 + i, "user": {"id": f"u{i}"}}])
+        once = [
+            {"dataset": "paths", "path": p, "type": t}
+            for p, t in [("status", "Int64"), ("timestamp", "Int64"), ("user.id", "String")]
+        ]
+        assert store.query(recorded, params, columns).rows == once
+        # A new type of a known path, a new path, and a known path in another dataset.
+        _store(store, tenant, [{"status": "ok", "extra": 1.5}])
+        ref.store_events(store, tenant, "other", [{"timestamp": NOW_MS, "status": 1}])
+        assert store.query(recorded, params, columns).rows == [
+            {"dataset": "other", "path": "status", "type": "Int64"},
+            {"dataset": "other", "path": "timestamp", "type": "Int64"},
+            {"dataset": "paths", "path": "extra", "type": "Float64"},
+            once[0],
+            {"dataset": "paths", "path": "status", "type": "String"},
+            *once[1:],
+        ]
+    finally:
+        store.command(f"SYSTEM START MERGES {store.paths_table}")
+    assert _types(store, tenant, ["status", "extra"]) == {
+        "status": {"Int64", "String"},
+        "extra": {"Float64"},
+    }
+
+
 def test_a_tenant_sees_only_the_types_of_its_own_events(store: Any) -> None:
     mine, other = Tenant("ws_paths2", "env_a"), Tenant("ws_paths2", "env_b")
     _store(store, mine, [{"code": 1}])
@@ -75,7 +116,7 @@ def test_events_stored_before_the_view_are_backfilled_by_the_migration(
     store.start()
     try:
         tenant = Tenant("ws_paths3", "env_a")
-        store.command(f"DROP VIEW {database}.event_paths_by_dataset_on_insert")
+        store.command(f"DROP VIEW {database}.{PATHS_VIEW}")
         _store(store, tenant, [{"legacy": 1.5}])
         assert _types(store, tenant, ["legacy"]) == {}  # not captured without the view
         store.command(f"DELETE FROM {database}.schema_versions WHERE version >= 8")

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from limelight.errors import StoreError
-from limelight.store.events.base import EventStore
+from limelight.store.events.base import PATHS_VIEW, EventStore
 from limelight.store.events.ddl import VERSIONS_TABLE, ddl_files
 from limelight.tenant import Tenant
 from tests import query_reference as ref
@@ -91,9 +91,7 @@ def test_every_ddl_file_is_applied_and_recorded(store: EventStore) -> None:
         {"db": database},
         ("name",),
     ).rows
-    assert {"events", "event_paths", "event_paths_by_dataset_on_insert", VERSIONS_TABLE} <= {
-        t["name"] for t in tables
-    }
+    assert {"events", "event_paths", PATHS_VIEW, VERSIONS_TABLE} <= {t["name"] for t in tables}
 
 
 def test_concurrent_statements_each_get_their_own_answer(store: EventStore) -> None:

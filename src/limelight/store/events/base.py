@@ -150,6 +150,10 @@ class EventStore(Protocol):
         """`` ON CLUSTER <name>`` for statements every node must run; else empty."""
 
 
+# The view that records the types of each path as events arrive (DDL 0014).
+PATHS_VIEW = "event_paths_new_on_insert"
+
+
 class TablesOf:
     """The events tables of a store's database, named once for both stores."""
 
