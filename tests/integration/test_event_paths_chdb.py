@@ -63,7 +63,7 @@ def test_an_insert_records_only_the_paths_and_types_not_recorded_yet(store: Any)
         " WHERE workspace_id = {w:String} AND environment_id = {e:String}"
         " ORDER BY dataset, path, type"
     )
-    params = {"w": tenant.workspace_id, "e": tenant.environment_id}
+    params = _params(tenant)
     columns = ["dataset", "path", "type"]
     # Merges stopped: what the table holds is what the INSERTs wrote, none merged away.
     store.command(f"SYSTEM STOP MERGES {store.paths_table}")
@@ -86,12 +86,25 @@ def test_an_insert_records_only_the_paths_and_types_not_recorded_yet(store: Any)
             {"dataset": "paths", "path": "status", "type": "String"},
             *once[1:],
         ]
+        # What one tenant recorded is no other's: the same path and type in another
+        # environment and another workspace are recorded for each.
+        for other in (Tenant("ws_paths_new", "env_b"), Tenant("ws_paths_new_2", "env_a")):
+            _store(store, other, [{"status": 7}])
+            assert store.query(recorded, _params(other), columns).rows == [
+                {"dataset": "paths", "path": "status", "type": "Int64"},
+                {"dataset": "paths", "path": "timestamp", "type": "Int64"},
+            ]
+            assert _types(store, other, ["status"]) == {"status": {"Int64"}}
     finally:
         store.command(f"SYSTEM START MERGES {store.paths_table}")
     assert _types(store, tenant, ["status", "extra"]) == {
         "status": {"Int64", "String"},
         "extra": {"Float64"},
     }
+
+
+def _params(tenant: Tenant) -> dict[str, str]:
+    return {"w": tenant.workspace_id, "e": tenant.environment_id}
 
 
 def test_a_tenant_sees_only_the_types_of_its_own_events(store: Any) -> None:

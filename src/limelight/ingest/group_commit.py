@@ -94,7 +94,7 @@ class GroupCommit:
             return
         days = {r.timestamp_ms // DAY_MS for r in rows}
         size = sum(len(r.raw) for r in rows)
-        if len(rows) >= ALONE_ROWS or size >= ALONE_BYTES or len(days) > 1:
+        if _goes_alone(len(rows), size) or len(days) > 1:
             self._store.insert(tenant, rows)
             return
         mine = _Waiting(tenant, rows, days.pop(), size)
@@ -142,12 +142,8 @@ class GroupCommit:
                 continue
             looked.add((first.tenant, first.day))
             group = self._group_of(first)
-            rows = sum(len(w.rows) for w in group)
-            if (
-                first.tenant in busy
-                and rows < ALONE_ROWS
-                and sum(w.size for w in group) < ALONE_BYTES
-            ):
+            rows, size = sum(len(w.rows) for w in group), sum(w.size for w in group)
+            if first.tenant in busy and not _goes_alone(rows, size):
                 continue
             taken = {id(w) for w in group}
             self._waiting = [w for w in self._waiting if id(w) not in taken]
@@ -195,6 +191,11 @@ class GroupCommit:
         finally:
             for w in group:
                 w.done = True
+
+
+def _goes_alone(rows: int, size: int) -> bool:
+    """Rows this many (or ``size`` JSON bytes this large) already make a good part."""
+    return rows >= ALONE_ROWS or size >= ALONE_BYTES
 
 
 def _refused_unwritten(exc: Exception) -> bool:
