@@ -51,6 +51,12 @@ INGEST_BYTES = Counter(
     "service_unavailable, ...).",
     ["api", "outcome"],
 )
+EVENTS_STORED = Counter(
+    "limelight_events_stored",
+    "Events stored and acknowledged, by the ingest path that took them: events (the Events "
+    "API, which Baselime's clients use), otlp_traces, otlp_logs, otlp_metrics.",
+    ["api"],
+)
 INSERT_SECONDS = Histogram(
     "limelight_insert_duration_seconds",
     "Time a request's events took to be stored: their INSERT, or the wait for and the "

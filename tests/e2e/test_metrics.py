@@ -4,6 +4,7 @@ server, and hidden from the addresses not allowed to read it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -98,6 +99,60 @@ def _check_counts(before: Samples, after: Samples) -> None:
     assert grew("limelight_alert_checks_total", state="ALARM") >= 1
     assert value(after, "limelight_query_runs_waiting") == 0
     assert value(after, "limelight_otlp_requests_in_flight") == 0
+
+
+def wait_for(server: LiveServer, check: Callable[[Samples], None], seconds: float = 30) -> None:
+    """Scrape until ``check`` passes: a count made by another process than the scrape's
+    shows a moment after the client has its answer, a store's size within the seconds a
+    reading of it is kept."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            check(scrape(server))
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def test_events_are_counted_by_ingest_path_once_stored(server: LiveServer) -> None:
+    tenant = server.new_tenant()
+    otlp = {"x-api-key": tenant.ingest_key}
+    now_ns = str(time.time_ns())
+    span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+            "name": "GET /", "startTimeUnixNano": now_ns}  # fmt: skip
+    traces = {"resourceSpans": [{"scopeSpans": [{"spans": [span] * 3}]}]}
+    record = {"timeUnixNano": now_ns, "body": {"stringValue": "hello"}}
+    logs = {"resourceLogs": [{"scopeLogs": [{"logRecords": [record] * 2}]}]}
+    point = {"timeUnixNano": now_ns, "asDouble": 1.5}
+    gauge = {"name": "queue.depth", "gauge": {"dataPoints": [point]}}
+    data_points = {"resourceMetrics": [{"scopeMetrics": [{"metrics": [gauge]}]}]}
+    before = scrape(server)
+
+    assert server.send(tenant.ingest_key, "stored", [{"n": 1}] * 5).status_code == 202
+    # Two of three stored: the 400 lists the one refused.
+    assert server.send(tenant.ingest_key, "stored", [{"n": 2}, 3, {"n": 4}]).status_code == 400
+    # Refused whole: nothing stored, nothing counted.
+    assert server.send("ll_pk_unknown", "stored", [{"n": 5}]).status_code == 401
+    refused = web.post(f"{server.events_url}/v1/stored", content=b"[{", headers=otlp)
+    assert refused.status_code == 400
+    for signal, body in (("traces", traces), ("logs", logs), ("metrics", data_points)):
+        answer = web.post(f"{server.url}/otel/v1/{signal}", json=body, headers=otlp)
+        assert answer.status_code == 200, answer.text
+    assert web.post(f"{server.url}/otel/v1/logs", json=logs, headers={}).status_code == 401
+
+    def counted(after: Samples) -> None:
+        grown = {
+            path: value(after, "limelight_events_stored_total", api=path)
+            - value(before, "limelight_events_stored_total", api=path)
+            for path in ("events", "otlp_traces", "otlp_logs", "otlp_metrics")
+        }
+        assert grown == {"events": 7, "otlp_traces": 3, "otlp_logs": 2, "otlp_metrics": 1}
+
+    wait_for(server, counted)
+    # What was counted is what a reader finds.
+    assert len(server.read(tenant.admin_key)) == 13
 
 
 def test_other_addresses_get_404(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ async def events_endpoint(request: Request) -> Response:
         # Answered here rather than by the app's handler so that a browser can
         # still read the (opaque) 500: it carries the CORS headers too.
         return _answer(internal_error(exc), request, body_read)
-    count_ingest(API, len(body), outcome.accepted, outcome.refused)
+    count_ingest(API, len(body), outcome.accepted, outcome.refused, path=API)
     if outcome.invalid:
         body_out: dict[str, object] = {"message": "Bad Request", "invalid": outcome.invalid}
         if outcome.invalid_count > len(outcome.invalid):

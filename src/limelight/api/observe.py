@@ -104,9 +104,13 @@ class Observe:
         )
 
 
-def count_ingest(api: str, body_bytes: int, accepted: int, refused: Mapping[str, int]) -> None:
-    """A stored batch: its events by outcome, its body's bytes (accepted, or partial when
-    some of its events were refused)."""
+def count_ingest(
+    api: str, body_bytes: int, accepted: int, refused: Mapping[str, int], *, path: str
+) -> None:
+    """A stored batch, counted once its INSERT has returned, before its answer is sent:
+    its events by outcome, its body's bytes (accepted, or partial when some of its events
+    were refused), and its stored events by ingest ``path`` (``otlp_traces``)."""
+    metrics.EVENTS_STORED.labels(path).inc(accepted)
     metrics.INGEST_EVENTS.labels(api, "accepted").inc(accepted)
     for kind, count in refused.items():
         metrics.INGEST_EVENTS.labels(api, kind).inc(count)

@@ -134,7 +134,8 @@ async def _export(request: Request, encoding: Encoding | None) -> Response:
         outcome = await run_in_threadpool(
             ingest_otlp, runtime.ingest, signal, origin, body, encoding, ingest_limits(settings)
         )
-    count_ingest(API, len(body), outcome.accepted, outcome.refused)
+    path = f"{API}_{signal.name}"  # otlp_traces, otlp_logs, otlp_metrics
+    count_ingest(API, len(body), outcome.accepted, outcome.refused, path=path)
     message = export_response(signal, outcome.rejected, outcome.message)
     return Response(
         encode_message(message, encoding), 200, CORS_HEADERS, media_type=encoding.media_type
