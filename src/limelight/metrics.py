@@ -9,7 +9,12 @@ add up the live processes' values ("livesum").
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -22,6 +27,11 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+
+log = logging.getLogger("limelight.metrics")
 
 # The *_created series (when each counter was made) say nothing an operator needs.
 disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -89,14 +99,103 @@ ALERT_CHECK_SECONDS = Histogram(
 )
 
 
-def exposition() -> tuple[bytes, str]:
-    """Every metric of the server (all its processes in multiprocess mode), and the
-    content type to send it with."""
+# Read when /metrics is scraped (``store_sizes``), by the process that answers the scrape:
+# each process would read the same stores, so their values are not added up.
+EVENTS_DISK_BYTES = "limelight_events_disk_bytes"
+EVENTS_DISK_HELP = (
+    "Bytes of the events store's files: the embedded engine's data directory, or the "
+    "parts of the events database on a ClickHouse server (system.parts, every replica)."
+)
+METADATA_DISK_BYTES = "limelight_metadata_disk_bytes"
+METADATA_DISK_HELP = (
+    "Bytes of the metadata database: the SQLite file and its write-ahead log, or "
+    "PostgreSQL's pg_database_size."
+)
+# How long a reading of the stores' sizes serves scrapes, so that frequent scrapes
+# (several Prometheus servers, a dashboard) do not each walk the engine's data directory
+# or ask the servers: a directory of 60,000 events in 175 parts (3,630 files, merged
+# parts not yet removed included) took 20-70 ms to walk on a busy 2-core machine.
+STORE_SIZES_MAX_AGE = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A gauge measured when /metrics is scraped rather than kept up to date."""
+
+    name: str
+    documentation: str
+    read: Callable[[], int | None]  # None: nothing to measure (an in-memory database)
+
+
+class Readings:
+    """Gauges read at scrape time, at most once every ``max_age`` seconds. A reading that
+    fails is logged and left out of the scrape (Prometheus then shows the gauge absent),
+    so a store that cannot answer does not take the rest of /metrics with it."""
+
+    def __init__(
+        self,
+        readings: Sequence[Reading],
+        max_age: float = STORE_SIZES_MAX_AGE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._readings = readings
+        self._max_age = max_age
+        self._clock = clock
+        self._lock = threading.Lock()  # one reading at a time; concurrent scrapes share it
+        self._values: dict[str, int | None] = {}
+        self._read_at: float | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            now = self._clock()
+            if self._read_at is None or now - self._read_at >= self._max_age:
+                self._values = {r.name: _read(r) for r in self._readings}
+                self._read_at = now
+            values = dict(self._values)
+        for reading in self._readings:
+            value = values[reading.name]
+            if value is not None:
+                yield GaugeMetricFamily(reading.name, reading.documentation, value=value)
+
+
+def _read(reading: Reading) -> int | None:
+    try:
+        return reading.read()
+    except Exception:
+        log.warning("could not read %s", reading.name, exc_info=True)
+        return None
+
+
+def store_sizes(events: Callable[[], int | None], metadata: Callable[[], int | None]) -> Readings:
+    """The stores' bytes on disk, read when /metrics is scraped."""
+    return Readings(
+        [
+            Reading(EVENTS_DISK_BYTES, EVENTS_DISK_HELP, events),
+            Reading(METADATA_DISK_BYTES, METADATA_DISK_HELP, metadata),
+        ]
+    )
+
+
+class _Together:
+    """Several collectors as one, for ``generate_latest``."""
+
+    def __init__(self, collectors: Iterable[Collector]) -> None:
+        self._collectors = list(collectors)
+
+    def collect(self) -> Iterator[Metric]:
+        for collector in self._collectors:
+            yield from collector.collect()
+
+
+def exposition(*read_now: Collector) -> tuple[bytes, str]:
+    """Every metric of the server (all its processes in multiprocess mode) and those of
+    ``read_now``, and the content type to send them with."""
+    counted: Collector = REGISTRY
     if os.environ.get(MULTIPROCESS_VARIABLE):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        return generate_latest(registry), CONTENT_TYPE_LATEST
-    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+        counted = registry
+    return generate_latest(_Together([counted, *read_now])), CONTENT_TYPE_LATEST
 
 
 def process_exited(pid: int) -> None:

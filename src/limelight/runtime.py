@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from limelight import metrics
 from limelight.alerts.evaluator import Evaluator
 from limelight.alerts.service import AlertService
 from limelight.auth.throttle import FailedAuthThrottle
@@ -60,6 +62,11 @@ class Runtime:
             Retention(settings, meta, events),
             events if settings.events_backend == "clickhouse" else GroupCommit(events),
         )
+
+    @cached_property
+    def store_sizes(self) -> metrics.Readings:
+        """The stores' bytes on disk, read when /metrics is scraped (kept a few seconds)."""
+        return metrics.store_sizes(self.events.disk_bytes, self.meta.disk_bytes)
 
     def start(self) -> None:
         if self.started:

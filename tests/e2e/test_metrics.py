@@ -3,6 +3,7 @@ server, and hidden from the addresses not allowed to read it."""
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -153,6 +154,39 @@ def test_events_are_counted_by_ingest_path_once_stored(server: LiveServer) -> No
     wait_for(server, counted)
     # What was counted is what a reader finds.
     assert len(server.read(tenant.admin_key)) == 13
+
+
+MB = 1_000_000
+
+
+def test_the_stores_bytes_on_disk_are_read_when_scraped(server: LiveServer) -> None:
+    """Events of random text (which the engine cannot compress), and a query run whose
+    result (kept in the metadata database) holds them, grow both stores' gauges."""
+    tenant = server.new_tenant()
+    before = scrape(server)
+    events_before = before[("limelight_events_disk_bytes", frozenset())]
+    metadata_before = before[("limelight_metadata_disk_bytes", frozenset())]
+    assert events_before > 0 and metadata_before > 0
+    now = int(time.time() * 1000)
+    # 1,000 events of 2 kB of random hex (2 MB; stored twice, as text and as JSON).
+    events = [{"timestamp": now - n, "pad": secrets.token_hex(1000)} for n in range(1000)]
+    assert server.send(tenant.ingest_key, "sized", events).status_code == 202
+    run = web.post(
+        f"{server.url}/v1/query_run?wait=20",
+        json={"query": {}, "limit": 1000, "from": now - 60_000, "to": now + 60_000},
+        headers={"Authorization": tenant.admin_key},
+        timeout=60,
+    )
+    assert run.json()["query_run"]["status"] == "COMPLETED"
+    assert len(run.json()["data"]["events"]) == 1000
+
+    def grown(after: Samples) -> None:
+        events_after = after[("limelight_events_disk_bytes", frozenset())]
+        metadata_after = after[("limelight_metadata_disk_bytes", frozenset())]
+        assert events_after - events_before >= 2 * MB
+        assert metadata_after - metadata_before >= 1 * MB
+
+    wait_for(server, grown)
 
 
 def test_other_addresses_get_404(tmp_path: Path) -> None:

@@ -32,7 +32,8 @@ def _allowed(request: Request) -> bool:
 async def metrics_endpoint(request: Request) -> Response:
     if not _allowed(request):
         raise NotFound()
-    body, content_type = await run_in_threadpool(exposition)
+    # In a worker thread: reading the stores' sizes walks a directory or asks a server.
+    body, content_type = await run_in_threadpool(exposition, runtime_of(request).store_sizes)
     return Response(body, media_type=content_type)
 
 

@@ -133,6 +133,9 @@ class EventStore(Protocol):
     def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
         """Run a statement that returns no rows (DDL, INSERT .. SELECT, mutations)."""
 
+    def disk_bytes(self) -> int:
+        """Bytes of the store's files on disk, for /metrics."""
+
     @property
     def table(self) -> str:
         """The fully qualified events table name."""

@@ -20,6 +20,7 @@ the same session, which would give one tenant's rows to another.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -264,6 +265,42 @@ class ChdbEventStore(TablesOf):
 
     def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
         self._run(self._reads, sql, "CSV", _text, params)
+
+    def disk_bytes(self) -> int:
+        """The engine's data directory: its parts, those merged and not yet removed, its
+        metadata and logs."""
+        return directory_bytes(self._path)
+
+
+def directory_bytes(root: Path) -> int:
+    """The sizes of the files under ``root``, each counted once: symbolic links are not
+    followed (a table's folder under data/ links to its folder under store/), and a file
+    with several hard links (a mutation's new part links the columns it did not change)
+    counts once. Files that merges and their clean-up remove during the walk are skipped."""
+    total = 0
+    linked: set[tuple[int, int]] = set()
+    folders = [str(root)]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                status = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if status.st_nlink > 1:
+                if (status.st_dev, status.st_ino) in linked:
+                    continue
+                linked.add((status.st_dev, status.st_ino))
+            total += status.st_size
+    return total
 
 
 def _literal(text: str) -> str:

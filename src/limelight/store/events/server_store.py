@@ -97,6 +97,19 @@ class ServerEventStore(TablesOf):
             raise engine_error(exc) from exc
         return decode_result(result, columns)
 
+    def disk_bytes(self) -> int:
+        """The parts of the database's tables (active or waiting to be removed), on every
+        replica of a cluster: system.parts knows only its own node's."""
+        parts = "system.parts"
+        if self._cluster:  # a name the settings hold to an identifier's letters
+            parts = f"clusterAllReplicas({self._cluster}, system.parts)"
+        sql = (
+            f"SELECT toString(sum(bytes_on_disk)) AS bytes FROM {parts}"
+            " WHERE database = {database:String}"
+        )
+        rows = self.query(sql, {"database": self._database}, ["bytes"]).rows
+        return int(rows[0]["bytes"])
+
     def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
         try:
             if params:

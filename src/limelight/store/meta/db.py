@@ -191,5 +191,25 @@ class MetaDB:
         with self.startup_lock():
             command.upgrade(cfg, revision)
 
+    def disk_bytes(self) -> int | None:
+        """Bytes of the database on disk, for /metrics: PostgreSQL's size of the whole
+        database; SQLite's file and its write-ahead log (which a checkpoint reuses rather
+        than truncates); None for an in-memory database."""
+        if self.engine.dialect.name == "postgresql":
+            with self.engine.connect() as c:
+                size = c.execute(text("SELECT pg_database_size(current_database())"))
+                return int(size.scalar_one())
+        database = self.engine.url.database
+        if not database or database == ":memory:":
+            return None
+        return sum(_file_bytes(Path(f"{database}{suffix}")) for suffix in ("", "-wal"))
+
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _file_bytes(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # no write-ahead log yet, or none left after the last close
+        return 0
