@@ -24,7 +24,7 @@ from limelight.store.meta.alerts_models import Alert, AlertCheck
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests import query_reference as ref
-from tests.alert_support import SilentDestination, silent_destination
+from tests.alert_support import SilentDestination, silent_destination, webhook_receiver
 from tests.support import migrated_sqlite
 
 ALERTS, DESTINATIONS = 6, 20
@@ -91,6 +91,35 @@ def test_another_workspaces_alert_is_checked_at_once_while_destinations_hang(
             assert time.monotonic() < deadline, "B's new alert is not checked within 5 s"
             time.sleep(0.05)
         assert shown["state"] == "ALARM"
+    finally:
+        evaluator.close(grace=0)
+
+
+def test_another_workspaces_notification_is_sent_at_once_while_destinations_hang(
+    scene: Scene, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A workspace's bound holds its notifications to 40 destinations in flight, however
+    they are spread: 40 alerts of one hanging destination each leave room for others."""
+    evaluator = Evaluator(scene.settings, scene.meta, ref.shared_chdb_store(tmp_path_factory))
+    hanging, query_id = scene.tenant()
+    for _ in range(BOUND):
+        scene.alert(hanging, query_id, 1)
+    try:
+        evaluator.tick()
+        assert scene.silent.wait_for(BOUND, timeout=20) == BOUND  # all of them hang
+        tenant, query_id = scene.tenant()
+        with webhook_receiver() as hooks:
+            body = {
+                "name": "n",
+                "query_id": query_id,
+                "threshold": ALWAYS,
+                "destinations": [{"type": "webhook", "url": hooks.url("/b")}],
+            }
+            scene.alerts.create(tenant, body, "u")
+            evaluator.tick()
+            arrived = hooks.wait_for("/b", 1, timeout=5)
+        assert arrived, "B's notification is not sent within 5 s"
+        assert [r.json()["notification"] for r in arrived] == ["firing"]
     finally:
         evaluator.close(grace=0)
 

@@ -12,8 +12,11 @@ destination costs a socket and a coroutine, not a thread. What one workspace
 may have waiting or being sent is bounded (``alert_deliveries_per_workspace``,
 each destination counts, per evaluator): past it a destination is not sent, and
 the check records it so, saying why, as the per-minute quota does. At most
-``SENDING_AT_ONCE`` notifications are being sent at once; the others wait in the
-order they came, which bounds the connections a process holds.
+``SENDING_AT_ONCE`` destinations are being sent to at once, which bounds the
+connections a process holds; a notification waits for room for all of its
+destinations. A workspace holds at most its bound of that room: with the
+defaults, 13 workspaces whose destinations all hang fill it, and the others'
+notifications wait (at most 33 s) for room, their checks still on time.
 
 Once a notification's destinations have answered (or not), their outcomes
 replace the pending ones in the check's history. When none was reached, the
@@ -29,7 +32,8 @@ import asyncio
 import logging
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -41,9 +45,8 @@ from limelight.store.meta.db import MetaDB
 
 log = logging.getLogger("limelight.alerts")
 
-# Notifications being sent at once, each to at most 20 destinations: at most 640 of the
-# process's connections are held by notifications.
-SENDING_AT_ONCE = 32
+# Destinations being sent to at once: the connections (and sockets) notifications hold.
+SENDING_AT_ONCE = 512
 # How long a stopping evaluator waits for the notifications it holds.
 GRACE_SECONDS = 5.0
 STOPPED = "not sent: the evaluator stopped before it was sent"
@@ -80,6 +83,27 @@ class Outgoing:
         ]
 
 
+class Room:
+    """Places for destinations being sent to; a notification takes all of its own at once
+    (one place at a time, notifications each holding some could wait on each other)."""
+
+    def __init__(self, places: int) -> None:
+        self.free = places
+        self._changed = asyncio.Condition()
+
+    @asynccontextmanager
+    async def taken(self, places: int) -> AsyncIterator[None]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.free >= places)
+            self.free -= places
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self.free += places
+                self._changed.notify_all()
+
+
 class Deliveries:
     """The evaluator's notifications in flight, per workspace within its bound."""
 
@@ -93,7 +117,7 @@ class Deliveries:
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
         self._tasks: set[asyncio.Task[None]] = set()  # touched on the loop only
-        self._gate = asyncio.Semaphore(SENDING_AT_ONCE)  # made again for each loop
+        self._room = Room(SENDING_AT_ONCE)  # made again for each loop
 
     # -- the checks' side -----------------------------------------------------------------
 
@@ -159,7 +183,7 @@ class Deliveries:
     async def _main(self, ready: threading.Event) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = stop = asyncio.Event()
-        self._gate = asyncio.Semaphore(SENDING_AT_ONCE)
+        self._room = Room(SENDING_AT_ONCE)
         ready.set()
         await stop.wait()
         for task in list(self._tasks):
@@ -174,8 +198,8 @@ class Deliveries:
     async def _deliver(self, out: Outgoing) -> None:
         try:
             try:
-                async with self._gate:
-                    destinations = [d for _, d in out.sending]
+                destinations = [d for _, d in out.sending]
+                async with self._room.taken(len(destinations)):
                     sent = await out.notifier.deliver(destinations, out.facts, out.secret)
             except asyncio.CancelledError:  # the evaluator stops
                 sent = out.not_sent(STOPPED)
