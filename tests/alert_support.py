@@ -1,10 +1,12 @@
 """Real receivers for alert notifications: an HTTP server that records what it is sent
-(and can be told to fail), and an SMTP server (aiosmtpd)."""
+(and can be told to fail), a destination that accepts connections and never answers,
+and an SMTP server (aiosmtpd)."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -121,3 +123,47 @@ def smtp_server() -> Iterator[Mailbox]:
         yield mailbox
     finally:
         controller.stop()
+
+
+@dataclass
+class SilentDestination:
+    """Accepts every connection and never answers; counts the connections."""
+
+    port: int = 0
+    connections: list[socket.socket] = field(default_factory=list)
+    arrived: threading.Condition = field(default_factory=threading.Condition)
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def wait_for(self, count: int, timeout: float = 30) -> int:
+        """The connections accepted once there are ``count`` of them, or at the timeout."""
+        with self.arrived:
+            self.arrived.wait_for(lambda: len(self.connections) >= count, timeout)
+            return len(self.connections)
+
+
+@contextmanager
+def silent_destination() -> Iterator[SilentDestination]:
+    destination = SilentDestination()
+    listener = socket.create_server(("127.0.0.1", 0), backlog=256)
+    destination.port = listener.getsockname()[1]
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # closed
+            with destination.arrived:
+                destination.connections.append(conn)
+                destination.arrived.notify_all()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield destination
+    finally:
+        listener.close()
+        with destination.arrived:
+            for conn in destination.connections:
+                conn.close()

@@ -97,6 +97,17 @@ ALERT_CHECKS = Counter(
 ALERT_CHECK_SECONDS = Histogram(
     "limelight_alert_check_duration_seconds", "Time of one alert check."
 )
+NOTIFICATIONS = Counter(
+    "limelight_notifications",
+    "Alert notifications by destination kind (webhook, slack, email) and outcome: delivered, "
+    "failed (tried and refused or unanswered), dropped (not sent: a quota, a bound, a stop).",
+    ["kind", "outcome"],
+)
+NOTIFICATIONS_IN_FLIGHT = Gauge(
+    "limelight_notifications_in_flight",
+    "Alert notifications (per destination) waiting to be sent or being sent now.",
+    multiprocess_mode="livesum",
+)
 
 
 # Read when /metrics is scraped (``store_sizes``), by the process that answers the scrape:

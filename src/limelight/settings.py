@@ -201,6 +201,12 @@ class Settings(BaseSettings):
     alert_tests_per_minute: int = Field(
         10, ge=1, description="Test notifications a workspace may send per minute."
     )
+    alert_deliveries_per_workspace: int = Field(
+        40,
+        ge=1,
+        description="Alert notifications (per destination) one workspace may have being sent "
+        "at once, per evaluator; past it they are recorded as not sent.",
+    )
     destination_allow_networks: str = Field(
         "",
         description="Comma-separated CIDRs that alert destinations may reach although private.",

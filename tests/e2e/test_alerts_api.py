@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,6 +15,7 @@ import pytest
 
 from tests import web
 from tests.alert_support import Mailbox, WebhookReceiver, smtp_server, webhook_receiver
+from tests.e2e import test_metrics as metrics
 from tests.support import LiveServer, Tenant, launch, within_one_window
 
 P99_BY_SERVICE = {
@@ -146,11 +148,70 @@ def test_an_alert_fires_resolves_and_keeps_its_history(
         "status": 200,
         "error": None,
         "tries": 1,
+        "pending": False,
     }
     older = api.client.get(f"/v1/alerts/{alert['id']}/checks", params={"before": checks[0]["time"]})
     assert [c["id"] for c in older.json()["checks"]] == [checks[1]["id"]]
     listed = api.client.get("/v1/alerts").json()["alerts"]
     assert [a["id"] for a in listed] == [alert["id"]]
+
+
+def test_an_operator_sees_each_notification_and_each_change_of_state(
+    tmp_path: Path, receivers: tuple[WebhookReceiver, Mailbox]
+) -> None:
+    """A server of its own, so that its counts are this test's alone."""
+    hooks, _ = receivers
+    server = launch(tmp_path / "data", {"LIMELIGHT_DESTINATION_ALLOW_NETWORKS": "127.0.0.0/8"})
+    try:
+        tenant = server.new_tenant()
+        api = Api(server, tenant.admin_key)
+        _send(server, tenant, "checkout", 900)
+        up, down = f"/up-{tenant.workspace_id}", f"/down-{tenant.workspace_id}"
+        hooks.fail[down] = 3  # every try of the notification
+        alert_id = api.post(
+            "/v1/alerts",
+            {
+                "name": "slow checkouts",
+                "query_id": _query(api),
+                "threshold": {"operation": ">", "value": 500},
+                "destinations": [
+                    {"type": "webhook", "url": hooks.url(up)},
+                    {"type": "webhook", "url": hooks.url(down)},
+                ],
+            },
+        ).json()["alert"]["id"]
+        deadline = time.monotonic() + 30
+        while not (sent := _notifications_sent(api, alert_id)):
+            assert time.monotonic() < deadline, "the notification's outcomes are not recorded"
+            time.sleep(0.1)
+        assert [(n["ok"], n["status"], n["tries"]) for n in sent] == [
+            (True, 200, 1),
+            (False, 503, 3),
+        ]
+        samples = metrics.scrape(server)
+        outcomes = {
+            outcome: metrics.value(
+                samples, "limelight_notifications_total", kind="webhook", outcome=outcome
+            )
+            for outcome in ("delivered", "failed", "dropped")
+        }
+        assert outcomes == {"delivered": 1, "failed": 1, "dropped": 0}
+        assert metrics.value(samples, "limelight_notifications_in_flight") == 0
+        logged = server.log_path.read_text()
+    finally:
+        server.stop()
+    assert f"alert {alert_id} of workspace {tenant.workspace_id}: OK -> ALARM" in logged
+    notification = f"alert {alert_id}: firing notification to a webhook destination"
+    assert f"{notification} delivered (status 200, 1 try)" in logged
+    assert f"{notification} failed (status 503, 3 tries: the destination answered 503)" in logged
+    assert up not in logged and down not in logged  # an address can be a credential
+
+
+def _notifications_sent(api: Api, alert_id: str) -> list[dict[str, Any]]:
+    """The notifications of the alert's latest check, once none is pending."""
+    checks = api.client.get(f"/v1/alerts/{alert_id}/checks").json()["checks"]
+    sent = checks[0]["notifications"] if checks else []
+    return [] if any(n["pending"] for n in sent) else list(sent)
 
 
 def test_a_query_an_alert_watches_keeps_what_it_watches(alerting_server: LiveServer) -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from limelight.alerts.evaluator import Evaluator
+from limelight.alerts.delivery import Deliveries
+from limelight.alerts.evaluator import CheckReport, Evaluator
 from limelight.alerts.notify import Notifier
 from limelight.alerts.service import AlertService, destination_policy, smtp_settings
 from limelight.errors import BadRequest, StoreError
@@ -48,6 +49,14 @@ class World:
 
     def at(self, seconds: float) -> None:
         self.clock[0] = self.clock[0] + timedelta(seconds=seconds)
+
+    def tick(self, evaluator: Evaluator | None = None) -> list[CheckReport]:
+        """One round of the evaluator, and its notifications sent: they go apart from the
+        checks, once each check is recorded."""
+        evaluator = evaluator or self.evaluator
+        reports = evaluator.tick()
+        assert evaluator.deliveries.wait_idle(30), "notifications still in flight after 30 s"
+        return reports
 
     def now_ms(self) -> int:
         return int(self.clock[0].timestamp() * 1000)
@@ -111,7 +120,7 @@ def test_firing_then_resolved_with_the_groups_and_the_history(world: World) -> N
     world.send(_slow(world, "checkout", 900) + _slow(world, "search", 100))
     created = world.create()
     world.at(1)
-    [report] = world.evaluator.tick()
+    [report] = world.tick()
     assert report.notification == "firing" and report.lag_seconds < 15
 
     [firing] = world.hooks.on("/hook")
@@ -135,10 +144,10 @@ def test_firing_then_resolved_with_the_groups_and_the_history(world: World) -> N
     ]
 
     world.at(30)
-    assert world.evaluator.tick() == []  # not due again within its minute
+    assert world.tick() == []  # not due again within its minute
     world.at(31)  # the slow requests are out of the window; fast ones came since
     world.send(_slow(world, "checkout", 80))
-    [report] = world.evaluator.tick()
+    [report] = world.tick()
     assert report.notification == "resolved"
     resolved = world.hooks.on("/hook")[-1].json()
     assert (resolved["notification"], resolved["state"], resolved["previous_state"]) == (
@@ -159,7 +168,7 @@ def test_firing_then_resolved_with_the_groups_and_the_history(world: World) -> N
     assert world.alerts.get(world.tenant, created["id"])["state"] == "OK"
     # Then nothing arrives: a P99 of no events is no data, which tells nobody.
     world.at(60)
-    [report] = world.evaluator.tick()
+    [report] = world.tick()
     assert (report.state, report.notification) == ("NO_DATA", None)
 
 
@@ -167,9 +176,9 @@ def test_when_the_events_stop_a_grouped_count_resolves(world: World) -> None:
     world.send(_slow(world, "checkout", 10, count=7))
     world.create(calculation="COUNT", threshold={"operation": ">=", "value": 5})
     world.at(1)
-    assert [r.notification for r in world.evaluator.tick()] == ["firing"]
+    assert [r.notification for r in world.tick()] == ["firing"]
     world.at(61)
-    assert [r.notification for r in world.evaluator.tick()] == ["resolved"]
+    assert [r.notification for r in world.tick()] == ["resolved"]
     resolved = world.hooks.on("/hook")[-1].json()
     assert resolved["state"] == "OK"
     assert resolved["check"]["values"] == [{"groups": {}, "value": 0, "alarm": False}]
@@ -184,7 +193,7 @@ def test_a_lasting_alarm_notifies_again_only_after_renotify(world: World) -> Non
     world.at(1)
     kinds = []
     for _ in range(7):
-        kinds += [r.notification for r in world.evaluator.tick()]
+        kinds += [r.notification for r in world.tick()]
         world.at(60)
     assert kinds == ["firing", None, None, "firing", None, None, "firing"]
 
@@ -198,7 +207,7 @@ def test_slack_and_email_destinations_receive_theirs(world: World) -> None:
         ]
     )
     world.at(1)
-    world.evaluator.tick()
+    world.tick()
     [slack] = world.hooks.on("/slack")
     message = slack.json()
     assert message["text"].startswith("[FIRING] slow checkouts")
@@ -229,7 +238,7 @@ def test_a_failing_destination_is_tried_three_times_and_recorded(world: World) -
         ]
     )
     world.at(1)
-    world.evaluator.tick()
+    world.tick()
     [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
     flaky, down = check["notifications"]
     assert (flaky["ok"], flaky["status"], flaky["tries"]) == (True, 200, 3)
@@ -256,7 +265,7 @@ def test_destinations_in_refused_ranges(world: World) -> None:
     world.send(_slow(world, "checkout", 900))
     created = world.create(destinations=[{"type": "webhook", "url": "http://localhost:9/hook"}])
     world.at(1)
-    world.evaluator.tick()
+    world.tick()
     [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
     [delivery] = check["notifications"]
     assert delivery["ok"] is False and delivery["tries"] == 1
@@ -303,19 +312,18 @@ def test_a_test_notification_has_the_shape_of_a_real_one(world: World) -> None:
     assert set(body["check"]) == {"id", "time", "from", "to", "calculation", "threshold", "values"}
 
 
-class BrokenNotifier(Notifier):
-    """A notifier with a fault of its own: every send raises."""
+class BrokenDeliveries(Deliveries):
+    """The evaluator's deliveries with a fault of their own: every admission raises."""
 
-    def send(self, *_: Any) -> Any:
-        raise RuntimeError("a fault in the notifier")
+    def admit(self, *_: Any) -> int:
+        raise RuntimeError("a fault in the deliveries")
 
 
 def test_a_check_that_fails_is_tried_again_a_minute_later_not_in_a_loop(world: World) -> None:
     world.send(_slow(world, "checkout", 900))
     created = world.create()
-    world.evaluator.notifier = BrokenNotifier(
-        world.evaluator.notifier.policy, world.evaluator.notifier.smtp
-    )
+    working = world.evaluator.deliveries
+    world.evaluator.deliveries = BrokenDeliveries(world.meta, 40)
     world.at(1)
     ticking = threading.Thread(target=world.evaluator.tick, daemon=True)
     ticking.start()
@@ -326,20 +334,74 @@ def test_a_check_that_fails_is_tried_again_a_minute_later_not_in_a_loop(world: W
         ticking.join(10)
     assert not looping
     assert world.alerts.checks(world.tenant, created["id"], 10, None) == []
-    assert world.evaluator.tick() == []  # not due again at once
+    world.evaluator.deliveries = working
+    assert world.tick() == []  # not due again at once
     world.at(61)
     world.send(_slow(world, "checkout", 900))
+    [report] = world.tick()
+    assert report.notification == "firing"
+    assert len(world.hooks.on("/hook")) == 1
+
+
+class BrokenNotifier(Notifier):
+    """A notifier with a fault of its own: every delivery raises."""
+
+    async def deliver(self, *_: Any) -> Any:
+        raise RuntimeError("a fault in the notifier")
+
+
+def test_a_notification_that_reaches_no_one_is_sent_again_at_the_next_check(
+    world: World,
+) -> None:
+    world.send(_slow(world, "checkout", 900))
+    world.hooks.fail["/down"] = 3  # the three tries of the first check's notification
+    created = world.create(destinations=[{"type": "webhook", "url": world.hooks.url("/down")}])
+    world.at(1)
+    assert [r.notification for r in world.tick()] == ["firing"]
+    world.at(60)
+    world.send(_slow(world, "checkout", 900))
+    assert [r.notification for r in world.tick()] == ["firing"]  # again: the first failed
+    world.at(60)
+    world.send(_slow(world, "checkout", 900))
+    assert [r.notification for r in world.tick()] == [None]  # the second was delivered
+    checks = world.alerts.checks(world.tenant, created["id"], 10, None)
+    assert [[(n["ok"], n["tries"]) for n in c["notifications"]] for c in checks] == [
+        [],
+        [(True, 1)],
+        [(False, 3)],
+    ]
+    # A fault of the notifier's own is recorded as such, and tried again likewise.
+    world.evaluator.notifier = BrokenNotifier(
+        world.evaluator.notifier.policy, world.evaluator.notifier.smtp
+    )
+    world.at(60)
+    world.send(_slow(world, "checkout", 80))  # OK: resolved is due
+    assert [r.notification for r in world.tick()] == ["resolved"]
+    [latest, *_] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    assert latest["notifications"] == [
+        {
+            "type": "webhook",
+            "target": world.hooks.url("/down"),
+            "ok": False,
+            "status": None,
+            "error": "not sent: an internal error of the server",
+            "tries": 0,
+            "pending": False,
+        }
+    ]
     world.evaluator.notifier = Notifier(
         destination_policy(world.settings), smtp_settings(world.settings)
     )
-    [report] = world.evaluator.tick()
-    assert report.notification == "firing"
+    world.at(60)
+    world.send(_slow(world, "checkout", 80))
+    assert [r.notification for r in world.tick()] == ["resolved"]
+    assert world.hooks.on("/down")[-1].json()["notification"] == "resolved"
 
 
 def test_a_threshold_beyond_64_bits_is_sent_as_the_double_it_is(world: World) -> None:
     world.create(calculation="COUNT", threshold={"operation": "<", "value": 1e20})
     world.at(1)
-    [report] = world.evaluator.tick()
+    [report] = world.tick()
     assert report.notification == "firing"
     [firing] = world.hooks.on("/hook")
     assert firing.json()["check"]["threshold"] == {"operation": "<", "value": 1e20}
@@ -376,7 +438,7 @@ def test_an_alert_changed_during_its_check_is_checked_again_at_once(world: World
     )
     world.at(1)
     # With the threshold it read (500), then with the new one: not a minute later.
-    reports = evaluator.tick()
+    reports = world.tick(evaluator)
     assert [(r.state, r.notification) for r in reports] == [
         ("ALARM", "firing"),
         ("OK", "resolved"),
@@ -397,7 +459,7 @@ def test_a_workspace_sends_at_most_its_quota_of_notifications_a_minute(world: Wo
         destinations=[{"type": "webhook", "url": world.hooks.url(f"/q{i}")} for i in range(3)]
     )
     world.at(1)
-    evaluator.tick()
+    world.tick(evaluator)
     [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
     outcomes = [
         (n["target"].rsplit("/", 1)[-1], n["ok"], n["error"]) for n in check["notifications"]
@@ -426,7 +488,7 @@ def test_a_checks_history_keeps_the_groups_in_alarm_first_and_at_most_a_hundred(
     )
     created = world.create()
     world.at(1)
-    world.evaluator.tick()
+    world.tick()
     [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
     assert check["values_omitted"] == 50 and len(check["values"]) == 100
     assert [v["groups"]["service"] for v in check["values"][:3]] == [

@@ -8,6 +8,8 @@ twice; a crashed evaluator's leases run out and another takes them. A check
 runs the saved query over ``[now - window, now)`` with the same code and limits
 as a query run. After downtime, an alert whose checks fell due meanwhile is
 checked once, and its schedule continues from there: no burst of catch-ups.
+A check's notification is sent apart from the checks (``delivery.py``), once the
+check is recorded: a destination that never answers holds no check thread.
 
 The clock is injected: tests move it instead of sleeping.
 """
@@ -32,7 +34,8 @@ from limelight.alerts.check import (
     judge,
     notification_due,
 )
-from limelight.alerts.notify import Delivery, Notifier
+from limelight.alerts.delivery import GRACE_SECONDS, Deliveries, Outgoing
+from limelight.alerts.notify import Delivery, Notifier, report
 from limelight.alerts.service import (
     calculation_operators,
     destination_policy,
@@ -107,7 +110,8 @@ class Evaluator:
         self._clock = clock
         self.limits = RunLimits.from_settings(settings)
         self.notifier = notifier or Notifier(destination_policy(settings), smtp_settings(settings))
-        self.lease = lease_for(self.limits, self.notifier)
+        self.deliveries = Deliveries(meta, settings.alert_deliveries_per_workspace)
+        self.lease = lease_for(self.limits)
         self.owner = owner or f"evaluator-{new_id()}"
         self.console_url = settings.base_url
         self.threads = settings.alert_threads
@@ -133,13 +137,16 @@ class Evaluator:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="alert-check")
 
-    def close(self) -> None:
+    def close(self, grace: float = GRACE_SECONDS) -> None:
+        """Stop checking; the notifications in flight get ``grace`` seconds, then those
+        not sent are recorded so."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
         self._thread = self._pool = None
+        self.deliveries.close(grace)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -223,20 +230,44 @@ class Evaluator:
             "last_checked_at": started,
             "next_check_at": next_due(due, alert.frequency_s, started),
         }
+        outgoing = None
         if kind is not None:
-            sent = self.notify(alert, check, kind, previous.value)
-            check.notifications = [d.to_json() for d in sent]
-            if not sent or any(d.ok for d in sent):  # else tried again at the next check
+            outgoing = self.notify(alert, check, kind, previous.value)
+            check.notifications = [d.to_json() for d in outgoing.recorded]
+            if outgoing.notified_at is not None:  # else tried again at the next check
                 changes |= {"last_notification": kind.value, "last_notified_at": started}
         # The history keeps the groups in alarm first, at most KEPT_VALUES of them (a
         # notification names every group): checks every minute for 30 days add up.
         kept = sorted(check.values, key=lambda v: not v.get("alarm"))[:KEPT_VALUES]
         check.values_omitted = len(check.values) - len(kept)
         check.values = kept
-        with self._meta.connection(immediate=True) as c:
-            if not repo.record_check(c, check, self.owner, changes, alert.updated_at):
-                log.warning("alert %s: the lease ran out before its check was recorded", alert_id)
-                return None
+        admitted = len(outgoing.sending) if outgoing is not None else 0
+        try:
+            with self._meta.connection(immediate=True) as c:
+                recorded = repo.record_check(c, check, self.owner, changes, alert.updated_at)
+        except BaseException:
+            self.deliveries.forgo(alert.workspace_id, admitted)
+            raise
+        if not recorded:  # whoever holds the lease now checks and notifies
+            self.deliveries.forgo(alert.workspace_id, admitted)
+            log.warning("alert %s: the lease ran out before its check was recorded", alert_id)
+            return None
+        if previous is not verdict.state:
+            log.info(
+                "alert %s of workspace %s: %s -> %s",
+                alert.id,
+                alert.workspace_id,
+                previous.value,
+                verdict.state.value,
+                extra={
+                    "alert_id": alert.id,
+                    "workspace_id": alert.workspace_id,
+                    "from_state": previous.value,
+                    "to_state": verdict.state.value,
+                },
+            )
+        if outgoing is not None and outgoing.sending:
+            self.deliveries.send(outgoing)
         lag = (started - due).total_seconds()
         return CheckReport(alert.id, verdict.state, kind, lag)
 
@@ -265,28 +296,56 @@ class Evaluator:
 
     def notify(
         self, alert: Alert, check: AlertCheck, kind: Notification, previous: str
-    ) -> list[Delivery]:
-        """Send to every destination within the workspace's quota; the others are recorded
-        as not sent, saying why."""
+    ) -> Outgoing:
+        """The check's notification: each destination pending when the workspace may send
+        it now (within its bound in flight, then its quota a minute), else not sent,
+        saying why. Sent once the check is recorded."""
         facts = notification_facts(alert, check, kind, previous, self.console_url)
-        allowed, over = [], []
-        for destination in alert.destinations:
-            try:
-                self._quota.hit(alert.workspace_id)
-                allowed.append(destination)
-            except RateLimited:
-                over.append(destination)
-        sent = self.notifier.send(allowed, facts, alert.webhook_secret) if allowed else []
-        refused = [
-            Delivery(
-                d["type"],
-                d.get("url") or ", ".join(d.get("to", [])),
-                error=f"not sent: the workspace sent more than {self._quota.limit}"
-                " notifications in the last minute",
-            )
-            for d in over
-        ]
-        return sent + refused
+        workspace = alert.workspace_id
+        admitted = self.deliveries.admit(workspace, len(alert.destinations))
+        recorded: list[Delivery] = []
+        sending: list[tuple[int, dict[str, Any]]] = []
+        try:
+            for place, dest in enumerate(alert.destinations):
+                delivery = Delivery(dest["type"], dest.get("url") or ", ".join(dest.get("to", [])))
+                if place >= admitted:
+                    delivery.error = (
+                        f"not sent: the workspace already had {self.deliveries.per_workspace}"
+                        " notifications waiting or being sent"
+                    )
+                elif self._quota_left(workspace):
+                    delivery.pending = True
+                    sending.append((place, dest))
+                else:
+                    delivery.error = (
+                        f"not sent: the workspace sent more than {self._quota.limit}"
+                        " notifications in the last minute"
+                    )
+                recorded.append(delivery)
+        finally:
+            self.deliveries.forgo(workspace, admitted - len(sending))
+        report(facts, [d for d in recorded if not d.pending])
+        # Marked notified at once (no second firing while this one is sent); put back if
+        # it reaches nobody. Not marked when nothing is sent: the next check tries again.
+        marked = bool(sending) or not alert.destinations
+        return Outgoing(
+            workspace,
+            check.id,
+            facts,
+            alert.webhook_secret,
+            self.notifier,
+            recorded,
+            sending,
+            check.time if marked else None,
+            (alert.last_notification, alert.last_notified_at),
+        )
+
+    def _quota_left(self, workspace_id: str) -> bool:
+        try:
+            self._quota.hit(workspace_id)
+        except RateLimited:
+            return False
+        return True
 
     def _purge(self) -> None:
         try:
@@ -296,10 +355,11 @@ class Evaluator:
             log.exception("could not purge old alert checks")
 
 
-def lease_for(limits: RunLimits, notifier: Notifier) -> timedelta:
+def lease_for(limits: RunLimits) -> timedelta:
     """A lease that outlasts every check claimed with it, each at its time limits: a
-    check whose lease ran out would be claimed, run and notified a second time."""
-    longest_check = CHECK_STATEMENTS * limits.max_run_seconds + notifier.longest_seconds()
+    check whose lease ran out would be claimed, run and notified a second time. The
+    notifications are sent after the check is recorded, outside the lease."""
+    longest_check = CHECK_STATEMENTS * limits.max_run_seconds
     return max(LEASE, timedelta(seconds=CLAIMS_PER_THREAD * longest_check))
 
 

@@ -5,8 +5,10 @@ answers 5xx or 429 or cannot be reached; the outcome of each (status or error,
 tries) is kept with the check. A try has 10 s in all, from the name's lookup to
 the answer's status (the body is not read): httpx's timeouts bound each read,
 and a server sending a byte every few seconds would hold a try forever. The
-destinations of a notification are sent to at once, so a check's notifications
-take at most ``longest_seconds`` however many destinations hang.
+destinations of a notification are sent to at once, so a notification takes at
+most ``longest_seconds`` however many destinations hang. The evaluator sends them
+apart from its checks (``delivery.py``). Each outcome is logged and counted
+(``report``).
 
 A webhook carries ``X-Limelight-Signature: sha256=<HMAC-SHA256 of the body with
 the alert's webhook secret>`` and an ``X-Limelight-Delivery`` id that stays the
@@ -20,6 +22,7 @@ import asyncio
 import hashlib
 import hmac
 import html
+import logging
 import smtplib
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,10 +36,13 @@ from urllib.parse import urlunsplit
 import httpx
 import orjson
 
+from limelight import metrics
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
 from limelight.alerts.spec import as_written
 from limelight.ids import new_id
+
+log = logging.getLogger("limelight.alerts")
 
 TRIES = 3
 BACKOFF_SECONDS = (1.0, 2.0)
@@ -184,7 +190,8 @@ class SmtpSettings:
 
 @dataclass
 class Delivery:
-    """The outcome of one destination, as the check's history keeps it."""
+    """The outcome of one destination, as the check's history keeps it; ``pending`` while
+    it waits to be sent or is being sent."""
 
     type: str
     target: str
@@ -192,6 +199,15 @@ class Delivery:
     status: int | None = None
     error: str | None = None
     ok: bool = False
+    pending: bool = False
+
+    @property
+    def outcome(self) -> str:
+        """delivered, failed (tried: refused, unanswered, unreachable) or dropped (never
+        tried: a quota, a bound, a stop, email not set up)."""
+        if self.ok:
+            return "delivered"
+        return "failed" if self.tries else "dropped"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -201,7 +217,39 @@ class Delivery:
             "status": self.status,
             "error": self.error,
             "tries": self.tries,
+            "pending": self.pending,
         }
+
+
+def report(facts: CheckFacts, deliveries: Sequence[Delivery]) -> None:
+    """A log line and a count for each destination's outcome. The line names the kind of
+    destination, never its address: a Slack incoming-webhook URL is its own credential,
+    and an email address is a person's."""
+    for d in deliveries:
+        outcome = d.outcome
+        metrics.NOTIFICATIONS.labels(d.type, outcome).inc()
+        tries = f"{d.tries} {'try' if d.tries == 1 else 'tries'}"
+        detail = f"status {d.status}, {tries}" if d.status is not None else tries
+        if d.error:
+            detail += f": {d.error}"
+        log.log(
+            logging.INFO if d.ok else logging.WARNING,
+            "alert %s: %s notification to a %s destination %s (%s)",
+            facts.alert_id,
+            facts.kind.value,
+            d.type,
+            outcome,
+            detail,
+            extra={
+                "alert_id": facts.alert_id,
+                "notification": facts.kind.value,
+                "destination": d.type,
+                "outcome": outcome,
+                "status": d.status,
+                "error": d.error,
+                "tries": d.tries,
+            },
+        )
 
 
 class Notifier:
@@ -246,7 +294,9 @@ class Notifier:
                 body = orjson.dumps(facts.webhook_json())
                 headers = {"X-Limelight-Signature": sign(secret, body)}
             sending.append(self._post(dest["type"], dest["url"], body, headers))
-        return list(await asyncio.gather(*sending))
+        sent = list(await asyncio.gather(*sending))
+        report(facts, sent)
+        return sent
 
     # -- HTTP -----------------------------------------------------------------------------
 

@@ -152,6 +152,7 @@ NOTIFICATION = {
     "status": 200,
     "error": None,
     "tries": 1,
+    "pending": False,
 }
 RUN = {
     "query_run": {
@@ -395,7 +396,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "responses": {
             **_ok(
                 "Each check: its time and timeframe, the value per group, the state "
-                "after it, and the notifications sent.",
+                "after it, and its notifications (`pending` until their destinations answered).",
                 {
                     "checks": [
                         {

@@ -71,7 +71,8 @@ def alerts_show(alert_id: AlertId, as_json: JsonFlag = False) -> None:
     for c in checks:
         values = "; ".join(f"{v['groups'] or 'all'}={v['value']}" for v in c["values"][:5])
         sent = ", ".join(
-            f"{n['type']} {'ok' if n['ok'] else n['error']}" for n in c["notifications"]
+            f"{n['type']} {'ok' if n['ok'] else 'pending' if n.get('pending') else n['error']}"
+            for n in c["notifications"]
         )
         rows.append([when_ms(c["time"]), c["state"], values, sent])
     print_table(["time", "state", "values", "notifications"], rows)

@@ -181,6 +181,33 @@ def record_check(
     return True
 
 
+def record_deliveries(
+    c: Connection | Session, check_id: str, notifications: list[dict[str, Any]]
+) -> None:
+    """The outcome of a check's notifications, once sent (the check recorded them pending)."""
+    c.execute(
+        update(AlertCheck).where(AlertCheck.id == check_id).values(notifications=notifications)
+    )
+
+
+def unmark_notified(
+    c: Connection | Session,
+    alert_id: str,
+    notified_at: datetime,
+    last_notification: str | None,
+    last_notified_at: datetime | None,
+) -> bool:
+    """Put back what the alert was last told before the notification of ``notified_at``,
+    which reached no destination, so that its next check sends it again; False when a
+    later check has notified since (its notification stands)."""
+    moved = c.execute(
+        update(Alert)
+        .where(Alert.id == alert_id, Alert.last_notified_at == notified_at)
+        .values(last_notification=last_notification, last_notified_at=last_notified_at)
+    )
+    return bool(getattr(moved, "rowcount", 0))
+
+
 def release(c: Connection | Session, alert_id: str, owner: str, next_check_at: datetime) -> None:
     """Give up the lease without a check; the alert is due again at ``next_check_at``."""
     c.execute(
