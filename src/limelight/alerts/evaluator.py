@@ -39,6 +39,8 @@ from limelight.alerts.service import (
     notification_facts,
     smtp_settings,
 )
+from limelight.auth.alert_secrets import open_secrets
+from limelight.auth.sealing import Sealer
 from limelight.errors import RateLimited, StoreError
 from limelight.ids import new_id
 from limelight.query.compile import Timeframe
@@ -96,8 +98,10 @@ class Evaluator:
         notifier: Notifier | None = None,
         owner: str | None = None,
         counts: WindowCounts | None = None,
+        sealer: Sealer | None = None,
     ) -> None:
         self._meta = meta
+        self._sealer = sealer or Sealer.of_settings(settings)
         # Notifications a workspace may send a minute (each destination counts once): an
         # alert flapping every minute must not make the operator's mail server a relay.
         self._quota = RateLimiter(
@@ -269,14 +273,15 @@ class Evaluator:
         """Send to every destination within the workspace's quota; the others are recorded
         as not sent, saying why."""
         facts = notification_facts(alert, check, kind, previous, self.console_url)
+        secrets = open_secrets(self._sealer, alert)
         allowed, over = [], []
-        for destination in alert.destinations:
+        for destination in secrets.destinations:
             try:
                 self._quota.hit(alert.workspace_id)
                 allowed.append(destination)
             except RateLimited:
                 over.append(destination)
-        sent = self.notifier.send(allowed, facts, alert.webhook_secret) if allowed else []
+        sent = self.notifier.send(allowed, facts, secrets.webhook_secret) if allowed else []
         refused = [
             Delivery(
                 d["type"],
