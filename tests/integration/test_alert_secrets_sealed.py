@@ -159,6 +159,9 @@ INSERT INTO alerts (id, workspace_id, environment_id, query_id, name, created_at
   destinations, webhook_secret)
 VALUES ('al_1', 'ws_1', 'env_1', 'q_1', 'errors', '2026-01-04 00:00:00', '2026-01-04 00:00:00',
   :destinations, 'll_ws_clearSecretOfAnEarlierVersion');
+INSERT INTO alert_checks (id, alert_id, time, from_ms, to_ms, state, previous_state, "values",
+  notifications)
+VALUES ('ch_1', 'al_1', '2026-01-05 00:00:00', 0, 60000, 'ALARM', 'OK', '[]', :notifications);
 """
 
 
@@ -175,6 +178,13 @@ def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetaDB]:
             next(schemas, None)
 
 
+def _outcome(kind: str, target: str) -> dict[str, Any]:
+    return {"type": kind, "target": target, "ok": True, "status": 200, "error": None, "tries": 1}
+
+
+HISTORY = [_outcome("slack", SLACK), _outcome("email", "oncall@example.com")]
+
+
 def _clear_alert(db: MetaDB, hooks: WebhookReceiver) -> str:
     destinations = orjson.dumps(
         [
@@ -182,12 +192,13 @@ def _clear_alert(db: MetaDB, hooks: WebhookReceiver) -> str:
             {"type": "slack", "url": SLACK},
         ]
     ).decode()
+    values = {"destinations": destinations, "notifications": orjson.dumps(HISTORY).decode()}
     db.migrate("0008")
     with db.connection() as c:
         for statement in CLEAR_ROWS.split(";"):
             if statement.strip():
                 c.execute(
-                    text(statement), {"destinations": destinations} if ":dest" in statement else {}
+                    text(statement), {k: v for k, v in values.items() if f":{k}" in statement}
                 )
     return destinations
 
@@ -199,8 +210,11 @@ def test_the_migration_seals_the_secrets_an_earlier_version_stored_in_clear(
     fresh.migrate(sealer=Sealer(lambda: [KEY_A.encode()]))
 
     stored = " ".join(_stored(fresh, "al_1"))
+    with fresh.connection() as c:
+        history = str(c.execute(text("SELECT notifications FROM alert_checks")).scalar_one())
     for clear in ("sl4ckT0ken", HOOK_TOKEN, "clearSecretOfAnEarlierVersion"):
         assert clear not in stored
+    assert "sl4ckT0ken" not in history and "oncall@example.com" in history
     alerts = _service(fresh, tmp_path, KEY_A)
     tenant = Tenant("ws_1", "env_1")
     assert [d["url"] for d in alerts.get(tenant, "al_1")["destinations"]] == [
@@ -208,6 +222,8 @@ def test_the_migration_seals_the_secrets_an_earlier_version_stored_in_clear(
         SLACK,
     ]
     assert _signed_test(alerts, tenant, "al_1", hooks, "ll_ws_clearSecretOfAnEarlierVersion")
+    [check] = alerts.checks(tenant, "al_1", 10, None)
+    assert check["notifications"] == HISTORY
 
 
 def test_the_migration_without_the_key_stops_and_changes_nothing(

@@ -39,7 +39,7 @@ from limelight.alerts.service import (
     notification_facts,
     smtp_settings,
 )
-from limelight.auth.alert_secrets import open_secrets
+from limelight.auth.alert_secrets import open_secrets, seal_delivery
 from limelight.auth.sealing import Sealer
 from limelight.errors import RateLimited, StoreError
 from limelight.ids import new_id
@@ -229,7 +229,7 @@ class Evaluator:
         }
         if kind is not None:
             sent = self.notify(alert, check, kind, previous.value)
-            check.notifications = [d.to_json() for d in sent]
+            check.notifications = [seal_delivery(self._sealer, d.to_json()) for d in sent]
             if not sent or any(d.ok for d in sent):  # else tried again at the next check
                 changes |= {"last_notification": kind.value, "last_notified_at": started}
         # The history keeps the groups in alarm first, at most KEPT_VALUES of them (a

@@ -15,7 +15,7 @@ from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
 from limelight.alerts.notify import CheckFacts, Notifier, SmtpSettings
 from limelight.alerts.spec import AlertFields, as_written, validate_alert
-from limelight.auth.alert_secrets import open_secrets, seal_destinations
+from limelight.auth.alert_secrets import open_delivery, open_secrets, seal_destinations
 from limelight.auth.sealing import Sealer
 from limelight.auth.secrets import SecretKind, new_secret
 from limelight.errors import BadRequest, NotFound
@@ -75,7 +75,8 @@ def alert_document(alert: Alert, destinations: list[dict[str, Any]]) -> dict[str
     return doc
 
 
-def check_document(check: AlertCheck) -> dict[str, Any]:
+def check_document(check: AlertCheck, sealer: Sealer) -> dict[str, Any]:
+    """A check as clients see it, the targets of its notifications opened."""
     doc: dict[str, Any] = {
         "id": check.id,
         "time": int(check.time.timestamp() * 1000),
@@ -84,7 +85,7 @@ def check_document(check: AlertCheck) -> dict[str, Any]:
         "state": check.state,
         "previous_state": check.previous_state,
         "values": check.values,
-        "notifications": check.notifications,
+        "notifications": [open_delivery(sealer, n) for n in check.notifications],
     }
     if check.values_omitted:
         doc["values_omitted"] = check.values_omitted
@@ -255,7 +256,7 @@ class AlertService:
             before = EPOCH + timedelta(milliseconds=before_ms)
         with self._meta.session() as s:
             found = repo.list_checks(s, tenant, alert_id, min(limit, MAX_CHECKS_LISTED), before)
-            return [check_document(c) for c in found]
+            return [check_document(c, self.sealer) for c in found]
 
     # -- rules ----------------------------------------------------------------------------
 

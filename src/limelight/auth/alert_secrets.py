@@ -34,6 +34,39 @@ def open_secrets(sealer: Sealer, alert: Alert) -> AlertSecrets:
     return AlertSecrets(destinations, sealer.open(alert.sealed_webhook_secret))
 
 
+# An http destination's URL in a check's history is kept under this key, sealed.
+SEALED_TARGET = "sealed_target"
+UNREADABLE_TARGET = "(sealed with an earlier secret key)"
+
+
+def seal_delivery(sealer: Sealer, delivery: dict[str, Any]) -> dict[str, Any]:
+    """A notification's outcome as the check's history stores it: the URL of a webhook or
+    Slack destination sealed as the alert's own are (email recipients stay as they are)."""
+    if delivery.get("type") == "email" or "target" not in delivery:
+        return delivery
+    return {
+        SEALED_TARGET if k == "target" else k: sealer.seal(v) if k == "target" else v
+        for k, v in delivery.items()
+    }
+
+
+def open_delivery(sealer: Sealer, stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored outcome with its target opened. The history is not resealed at a key
+    rotation (it can hold millions of rows): a target sealed with a key since dropped
+    is shown as such rather than failing the whole history."""
+    if SEALED_TARGET not in stored:
+        return stored
+    out = {}
+    for k, v in stored.items():
+        if k == SEALED_TARGET:
+            try:
+                k, v = "target", sealer.open(v)
+            except SecretUnreadable:
+                k, v = "target", UNREADABLE_TARGET
+        out[k] = v
+    return out
+
+
 @dataclass
 class Resealed:
     """What ``reseal_all`` did: alerts resealed, and those no configured key opens."""

@@ -59,7 +59,8 @@ def alerts_show(alert_id: AlertId, as_json: JsonFlag = False) -> None:
         alert = alerts_repo.find_alert(s, alert_id)
         doc = service.document(alert)
         tenant = alerts_repo.tenant_of(alert)
-        checks = [check_document(c) for c in alerts_repo.list_checks(s, tenant, alert.id, 10, None)]
+        found = alerts_repo.list_checks(s, tenant, alert.id, 10, None)
+        checks = [check_document(c, service.sealer) for c in found]
     if as_json:
         print_json({"alert": doc, "checks": checks})
         return

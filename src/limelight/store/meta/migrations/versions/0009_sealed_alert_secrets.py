@@ -3,13 +3,16 @@
 The columns are renamed (``sealed_destinations``, ``sealed_webhook_secret``) so
 that no code reading the old names gets a token where it expected clear text,
 and every clear value is sealed in place. On PostgreSQL both become TEXT: a
-token outgrows VARCHAR(128), and the destinations are no longer JSON.
+token outgrows VARCHAR(128), and the destinations are no longer JSON. The
+checks' history keeps each notification's target: a webhook's or Slack's URL
+there moves to ``sealed_target``, sealed too.
 
 Revision ID: 0009
 Revises: 0008
 """
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -36,10 +39,36 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+_NOTIFICATIONS = sa.text("UPDATE alert_checks SET notifications = :n WHERE id = :id").bindparams(
+    sa.bindparam("n", type_=sa.JSON)
+)
+
+
+def _history(convert: Callable[[dict[str, Any]], dict[str, Any]], needed: str) -> None:
+    """Apply ``convert`` to every notification of the checks' history holding ``needed``."""
+    bind = op.get_bind()
+    page = sa.text(
+        "SELECT id, notifications FROM alert_checks WHERE id > :after ORDER BY id LIMIT 1000"
+    )
+    after = ""
+    # Read a page whole before writing: a month of checks every minute is 43,200 an alert.
+    while rows := bind.execute(page, {"after": after}).all():
+        for check_id, stored in rows:
+            notifications = json.loads(stored) if isinstance(stored, str) else stored
+            if any(needed in n and n.get("type") != "email" for n in notifications):
+                converted = [n if n.get("type") == "email" else convert(n) for n in notifications]
+                bind.execute(_NOTIFICATIONS, {"id": check_id, "n": converted})
+        after = rows[-1][0]
+
+
+def _renamed(n: dict[str, Any], old: str, new: str, value: Callable[[str], str]) -> dict[str, Any]:
+    return {new if k == old else k: value(v) if k == old else v for k, v in n.items()}
+
+
 def upgrade() -> None:
     bind = op.get_bind()
     rows = bind.execute(sa.text("SELECT id, webhook_secret, destinations FROM alerts")).all()
-    sealer = _sealer(len(rows))
+    sealer = _sealer(len(rows))  # a check's history has an alert: none without rows
     op.execute("ALTER TABLE alerts RENAME COLUMN webhook_secret TO sealed_webhook_secret")
     op.execute("ALTER TABLE alerts RENAME COLUMN destinations TO sealed_destinations")
     if bind.dialect.name == "postgresql":
@@ -62,6 +91,8 @@ def upgrade() -> None:
                 "destinations": sealer.seal(_as_text(destinations)),
             },
         )
+    if rows:
+        _history(lambda n: _renamed(n, "target", "sealed_target", sealer.seal), "target")
 
 
 def downgrade() -> None:
@@ -70,6 +101,8 @@ def downgrade() -> None:
         sa.text("SELECT id, sealed_webhook_secret, sealed_destinations FROM alerts")
     ).all()
     sealer = _sealer(len(rows))
+    if rows:
+        _history(lambda n: _renamed(n, "sealed_target", "target", sealer.open), "sealed_target")
     op.execute("ALTER TABLE alerts RENAME COLUMN sealed_webhook_secret TO webhook_secret")
     op.execute("ALTER TABLE alerts RENAME COLUMN sealed_destinations TO destinations")
     opened = sa.text(
