@@ -8,6 +8,8 @@ from functools import cached_property
 from limelight import metrics
 from limelight.alerts.evaluator import Evaluator
 from limelight.alerts.service import AlertService
+from limelight.auth.alert_secrets import reseal_all
+from limelight.auth.sealing import Sealer
 from limelight.auth.throttle import FailedAuthThrottle
 from limelight.ingest.group_commit import GroupCommit
 from limelight.ingest.service import RowSink
@@ -51,13 +53,14 @@ class Runtime:
         """Construct without I/O; ``start`` opens engines and applies migrations."""
         meta, events = MetaDB(settings.resolved_database_url), open_event_store(settings)
         counts = shared_counts(settings, meta)
+        sealer = Sealer.of_settings(settings)
         return cls(
             settings,
             meta,
             events,
             QueryRunService(settings, meta, events, counts),
-            AlertService(settings, meta),
-            Evaluator(settings, meta, events, counts=counts),
+            AlertService(settings, meta, sealer=sealer),
+            Evaluator(settings, meta, events, counts=counts, sealer=sealer),
             FailedAuthThrottle(settings, counts=counts),
             Retention(settings, meta, events),
             events if settings.events_backend == "clickhouse" else GroupCommit(events),
@@ -73,7 +76,10 @@ class Runtime:
             return
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         with self.meta.startup_lock():  # the events DDL too: processes take turns
-            self.meta.migrate()
+            self.meta.migrate(sealer=self.alerts.sealer)
+            # The last step of a key rotation: what a previous key sealed, the newest
+            # key seals now (once: the processes after the first find nothing to do).
+            reseal_all(self.meta, self.alerts.sealer)
             self.events.start()
         self.runs.start()
         if self.settings.alerts_evaluate:

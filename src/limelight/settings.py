@@ -242,7 +242,14 @@ class Settings(BaseSettings):
         description="Secure cookie flag; auto: when the request is https (or X-Forwarded-Proto).",
     )
     secret_key: str | None = Field(
-        None, description="Signs CSRF tokens; default: a random key kept in data_dir/secret.key."
+        None,
+        description="Signs CSRF tokens and encrypts alert destination secrets; default: "
+        "a random key kept in data_dir/secret.key.",
+    )
+    previous_secret_keys: str = Field(
+        "",
+        description="Comma-separated earlier secret keys, newest first: they still decrypt "
+        "what they encrypted until the server re-encrypts it at start (key rotation).",
     )
 
     @property

@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from limelight.alerts.delivery import Deliveries
+from limelight.alerts.destinations import UNREACHABLE
 from limelight.alerts.evaluator import CheckReport, Evaluator
 from limelight.alerts.notify import Notifier
 from limelight.alerts.service import AlertService, destination_policy, smtp_settings
+from limelight.auth.sealing import Sealer
 from limelight.errors import BadRequest, StoreError
 from limelight.settings import Settings
 from limelight.store.meta import queries_repo, repos
@@ -114,6 +117,24 @@ def _slow(world: World, service: str, duration: int, count: int = 3) -> list[dic
         {"timestamp": now - 2000 - i, "service": service, "duration": duration}
         for i in range(count)
     ]
+
+
+def test_the_history_keeps_a_destinations_url_sealed(world: World) -> None:
+    """A webhook's or Slack's URL is often a credential: the check's record of where it
+    notified holds it sealed, as the alert does; clients read it back in clear."""
+    world.send(_slow(world, "checkout", 900))
+    hook = world.hooks.url("/hook/t0kenInThePath")
+    created = world.create(destinations=[{"type": "webhook", "url": hook}])
+    world.at(1)
+    world.tick()
+    with world.meta.connection() as c:
+        stored = c.execute(
+            text("SELECT notifications FROM alert_checks WHERE alert_id = :id"),
+            {"id": created["id"]},
+        ).scalar_one()
+    assert "t0kenInThePath" not in str(stored)
+    [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    assert [(n["target"], n["ok"]) for n in check["notifications"]] == [(hook, True)]
 
 
 def test_firing_then_resolved_with_the_groups_and_the_history(world: World) -> None:
@@ -269,7 +290,7 @@ def test_destinations_in_refused_ranges(world: World) -> None:
     [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
     [delivery] = check["notifications"]
     assert delivery["ok"] is False and delivery["tries"] == 1
-    assert "loopback, private" in delivery["error"]
+    assert delivery["error"] == UNREACHABLE  # the same as for a name that does not resolve
 
 
 class FailingStore:
@@ -323,7 +344,9 @@ def test_a_check_that_fails_is_tried_again_a_minute_later_not_in_a_loop(world: W
     world.send(_slow(world, "checkout", 900))
     created = world.create()
     working = world.evaluator.deliveries
-    world.evaluator.deliveries = BrokenDeliveries(world.meta, 40)
+    world.evaluator.deliveries = BrokenDeliveries(
+        world.meta, 40, Sealer.of_settings(world.settings)
+    )
     world.at(1)
     ticking = threading.Thread(target=world.evaluator.tick, daemon=True)
     ticking.start()

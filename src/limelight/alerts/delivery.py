@@ -40,6 +40,8 @@ from typing import Any
 
 from limelight import metrics
 from limelight.alerts.notify import CheckFacts, Delivery, Notifier, report
+from limelight.auth.alert_secrets import seal_delivery
+from limelight.auth.sealing import Sealer
 from limelight.store.meta import alerts_repo as repo
 from limelight.store.meta.db import MetaDB
 
@@ -107,8 +109,9 @@ class Room:
 class Deliveries:
     """The evaluator's notifications in flight, per workspace within its bound."""
 
-    def __init__(self, meta: MetaDB, per_workspace: int) -> None:
+    def __init__(self, meta: MetaDB, per_workspace: int, sealer: Sealer) -> None:
         self._meta = meta
+        self._sealer = sealer  # outcomes are stored with their targets sealed
         self.per_workspace = per_workspace
         self._in_flight: Counter[str] = Counter()  # destinations, by workspace
         self._changed = threading.Condition()
@@ -218,6 +221,8 @@ class Deliveries:
 
     def _record(self, out: Outgoing, outcome: list[Delivery]) -> None:
         with self._meta.connection(immediate=True) as c:
-            repo.record_deliveries(c, out.check_id, [d.to_json() for d in outcome])
+            repo.record_deliveries(
+                c, out.check_id, [seal_delivery(self._sealer, d.to_json()) for d in outcome]
+            )
             if out.notified_at is not None and not any(d.ok for d in outcome):
                 repo.unmark_notified(c, out.facts.alert_id, out.notified_at, *out.previous)

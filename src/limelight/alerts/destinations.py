@@ -13,11 +13,17 @@ alert is saved; a host name is resolved when a notification is sent, every
 address it resolves to is checked, and the connection goes to the address
 that was checked (a second lookup could answer differently).
 ``LIMELIGHT_DESTINATION_ALLOW_NETWORKS`` lets an operator allow some networks.
+
+A host name refused at send time gets one answer whatever the reason
+(``UNREACHABLE``): a name that resolves to a private address and a name that
+does not resolve at all must look alike, or a tenant's test notifications map
+which names the operator's network knows. The operator's log keeps the reason.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 import socket
 from dataclasses import dataclass
@@ -26,7 +32,11 @@ from urllib.parse import SplitResult, urlsplit
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
+log = logging.getLogger("limelight.alerts")
+
 MAX_URL_LENGTH = 2048
+# The one answer to a host name refused at send time (see above).
+UNREACHABLE = "destination refused: not a public address that can be reached"
 # The well-known NAT64 prefix: a gateway on the operator's network translates
 # 64:ff9b::a.b.c.d to the IPv4 address a.b.c.d, private ones included.
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
@@ -97,17 +107,15 @@ def parse_networks(text: str) -> tuple[Network, ...]:
 class DestinationPolicy:
     allow: tuple[Network, ...] = ()
 
-    def address_refusal(self, address: Address, host: str | None = None) -> str | None:
-        """Why a connection to ``address`` is refused, or None. The address of a ``host``
-        name is not told: it would tell a tenant what the operator's own names resolve to."""
+    def address_refusal(self, address: Address) -> str | None:
+        """Why a connection to ``address`` is refused, or None."""
         plain = _plain(address)
         if any(plain in net for net in self.allow if net.version == plain.version):
             return None
         if _routable(plain):
             return None
-        where = f"the host {host!r} resolves to an address" if host else f"the address {plain} is"
         return (
-            f"{where} in a loopback, private, link-local or reserved range; "
+            f"the address {plain} is in a loopback, private, link-local or reserved range; "
             "the operator can allow it with LIMELIGHT_DESTINATION_ALLOW_NETWORKS"
         )
 
@@ -145,15 +153,23 @@ class DestinationPolicy:
         parts = self.check_url(url)
         host = parts.hostname or ""
         port = parts.port or (443 if parts.scheme == "https" else 80)
+        named = _literal(host) is None
         try:
             found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
-            raise RefusedDestination(f"the host {host!r} could not be resolved: {exc}") from None
+            raise _unreachable(host, f"could not be resolved: {exc}") from None
         addresses = [ipaddress.ip_address(info[4][0]) for info in found]
         if not addresses:
-            raise RefusedDestination(f"the host {host!r} has no address")
-        named = None if _literal(host) else host
+            raise _unreachable(host, "has no address")
         for address in addresses:  # one refused address refuses the host
-            if reason := self.address_refusal(address, named):
-                raise RefusedDestination(reason)
+            if reason := self.address_refusal(address):
+                # A literal address was the client's own writing: it may hear why.
+                raise _unreachable(host, reason) if named else RefusedDestination(reason)
         return parts, addresses[0]
+
+
+def _unreachable(host: str, reason: str) -> RefusedDestination:
+    """The one answer of a refused host name; the reason is the operator's (logged). The
+    host, not the URL: a Slack URL's path is a credential."""
+    log.warning("alert destination refused: host %r: %s", host, reason)
+    return RefusedDestination(UNREACHABLE)

@@ -42,6 +42,8 @@ from limelight.alerts.service import (
     notification_facts,
     smtp_settings,
 )
+from limelight.auth.alert_secrets import open_secrets, seal_delivery
+from limelight.auth.sealing import Sealer
 from limelight.errors import RateLimited, StoreError
 from limelight.ids import new_id
 from limelight.query.compile import Timeframe
@@ -99,8 +101,10 @@ class Evaluator:
         notifier: Notifier | None = None,
         owner: str | None = None,
         counts: WindowCounts | None = None,
+        sealer: Sealer | None = None,
     ) -> None:
         self._meta = meta
+        self._sealer = sealer or Sealer.of_settings(settings)
         # Notifications a workspace may send a minute (each destination counts once): an
         # alert flapping every minute must not make the operator's mail server a relay.
         self._quota = RateLimiter(
@@ -110,7 +114,7 @@ class Evaluator:
         self._clock = clock
         self.limits = RunLimits.from_settings(settings)
         self.notifier = notifier or Notifier(destination_policy(settings), smtp_settings(settings))
-        self.deliveries = Deliveries(meta, settings.alert_deliveries_per_workspace)
+        self.deliveries = Deliveries(meta, settings.alert_deliveries_per_workspace, self._sealer)
         self.lease = lease_for(self.limits)
         self.owner = owner or f"evaluator-{new_id()}"
         self.console_url = settings.base_url
@@ -233,7 +237,9 @@ class Evaluator:
         outgoing = None
         if kind is not None:
             outgoing = self.notify(alert, check, kind, previous.value)
-            check.notifications = [d.to_json() for d in outgoing.recorded]
+            check.notifications = [
+                seal_delivery(self._sealer, d.to_json()) for d in outgoing.recorded
+            ]
             if outgoing.notified_at is not None:  # else tried again at the next check
                 changes |= {"last_notification": kind.value, "last_notified_at": started}
         # The history keeps the groups in alarm first, at most KEPT_VALUES of them (a
@@ -301,12 +307,13 @@ class Evaluator:
         it now (within its bound in flight, then its quota a minute), else not sent,
         saying why. Sent once the check is recorded."""
         facts = notification_facts(alert, check, kind, previous, self.console_url)
+        secrets = open_secrets(self._sealer, alert)
         workspace = alert.workspace_id
-        admitted = self.deliveries.admit(workspace, len(alert.destinations))
+        admitted = self.deliveries.admit(workspace, len(secrets.destinations))
         recorded: list[Delivery] = []
         sending: list[tuple[int, dict[str, Any]]] = []
         try:
-            for place, dest in enumerate(alert.destinations):
+            for place, dest in enumerate(secrets.destinations):
                 delivery = Delivery(dest["type"], dest.get("url") or ", ".join(dest.get("to", [])))
                 if place >= admitted:
                     delivery.error = (
@@ -327,12 +334,12 @@ class Evaluator:
         report(facts, [d for d in recorded if not d.pending])
         # Marked notified at once (no second firing while this one is sent); put back if
         # it reaches nobody. Not marked when nothing is sent: the next check tries again.
-        marked = bool(sending) or not alert.destinations
+        marked = bool(sending) or not secrets.destinations
         return Outgoing(
             workspace,
             check.id,
             facts,
-            alert.webhook_secret,
+            secrets.webhook_secret,
             self.notifier,
             recorded,
             sending,

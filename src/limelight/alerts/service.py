@@ -15,6 +15,8 @@ from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
 from limelight.alerts.notify import CheckFacts, Notifier, SmtpSettings
 from limelight.alerts.spec import AlertFields, as_written, validate_alert
+from limelight.auth.alert_secrets import open_delivery, open_secrets, seal_destinations
+from limelight.auth.sealing import Sealer
 from limelight.auth.secrets import SecretKind, new_secret
 from limelight.errors import BadRequest, NotFound
 from limelight.ids import new_id
@@ -48,7 +50,8 @@ def value_names(fields: QueryFields) -> list[str]:
     return list(calculation_operators(fields))
 
 
-def alert_document(alert: Alert) -> dict[str, Any]:
+def alert_document(alert: Alert, destinations: list[dict[str, Any]]) -> dict[str, Any]:
+    """The alert as clients see it, with its ``destinations`` opened (``auth.alert_secrets``)."""
     doc: dict[str, Any] = {
         "id": alert.id,
         "name": alert.name,
@@ -57,7 +60,7 @@ def alert_document(alert: Alert) -> dict[str, Any]:
         "threshold": {"operation": alert.threshold_op, "value": as_written(alert.threshold_value)},
         "frequency": format_duration(alert.frequency_s),
         "window": format_duration(alert.window_s or alert.frequency_s),
-        "destinations": alert.destinations,
+        "destinations": destinations,
         "enabled": alert.enabled,
         "state": alert.state,
         "last_checked_at": iso_utc(alert.last_checked_at),
@@ -72,7 +75,8 @@ def alert_document(alert: Alert) -> dict[str, Any]:
     return doc
 
 
-def check_document(check: AlertCheck) -> dict[str, Any]:
+def check_document(check: AlertCheck, sealer: Sealer) -> dict[str, Any]:
+    """A check as clients see it, the targets of its notifications opened."""
     doc: dict[str, Any] = {
         "id": check.id,
         "time": int(check.time.timestamp() * 1000),
@@ -81,7 +85,7 @@ def check_document(check: AlertCheck) -> dict[str, Any]:
         "state": check.state,
         "previous_state": check.previous_state,
         "values": check.values,
-        "notifications": check.notifications,
+        "notifications": [open_delivery(sealer, n) for n in check.notifications],
     }
     if check.values_omitted:
         doc["values_omitted"] = check.values_omitted
@@ -127,8 +131,15 @@ def notification_facts(
 
 
 class AlertService:
-    def __init__(self, settings: Settings, meta: MetaDB, notifier: Notifier | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        meta: MetaDB,
+        notifier: Notifier | None = None,
+        sealer: Sealer | None = None,
+    ) -> None:
         self._meta = meta
+        self.sealer = sealer or Sealer.of_settings(settings)
         self.policy = destination_policy(settings)
         self.notifier = notifier or Notifier(self.policy, smtp_settings(settings))
         self._email_ready = bool(settings.smtp_host)
@@ -171,7 +182,8 @@ class AlertService:
             values=[],
         )
         facts = notification_facts(alert, check, Notification.TEST, alert.state, self.console_url)
-        return alert.destinations, facts, alert.webhook_secret
+        secrets = open_secrets(self.sealer, alert)
+        return secrets.destinations, facts, secrets.webhook_secret
 
     def create(self, tenant: Tenant, body: object, author: str | None) -> dict[str, Any]:
         """The new alert's id and webhook secret (shown this once)."""
@@ -190,11 +202,11 @@ class AlertService:
                 workspace_id=tenant.workspace_id,
                 environment_id=tenant.environment_id,
                 author=author,
-                webhook_secret=secret,
+                sealed_webhook_secret=self.sealer.seal(secret),
                 state="OK",
                 enabled=True,
                 frequency_s=DEFAULT_FREQUENCY_S,
-                destinations=[],
+                sealed_destinations=seal_destinations(self.sealer, []),
                 created_at=now,
                 updated_at=now,
             )
@@ -204,11 +216,14 @@ class AlertService:
 
     def get(self, tenant: Tenant, alert_id: str) -> dict[str, Any]:
         with self._meta.session() as s:
-            return alert_document(repo.get_alert(s, tenant, alert_id))
+            return self.document(repo.get_alert(s, tenant, alert_id))
 
     def all(self, tenant: Tenant) -> list[dict[str, Any]]:
         with self._meta.session() as s:
-            return [alert_document(a) for a in repo.list_alerts(s, tenant)]
+            return [self.document(a) for a in repo.list_alerts(s, tenant)]
+
+    def document(self, alert: Alert) -> dict[str, Any]:
+        return alert_document(alert, open_secrets(self.sealer, alert).destinations)
 
     def update(self, tenant: Tenant, alert_id: str, body: object) -> dict[str, Any]:
         """A partial update: the fields sent replace the stored ones. A changed alert is
@@ -227,7 +242,7 @@ class AlertService:
             self._apply(s, tenant, alert, fields, now)
             alert.updated_at = now
             s.flush()
-            return alert_document(alert)
+            return self.document(alert)
 
     def delete(self, tenant: Tenant, alert_id: str) -> None:
         with self._meta.session(immediate=True) as s:
@@ -241,7 +256,7 @@ class AlertService:
             before = EPOCH + timedelta(milliseconds=before_ms)
         with self._meta.session() as s:
             found = repo.list_checks(s, tenant, alert_id, min(limit, MAX_CHECKS_LISTED), before)
-            return [check_document(c) for c in found]
+            return [check_document(c, self.sealer) for c in found]
 
     # -- rules ----------------------------------------------------------------------------
 
@@ -300,7 +315,9 @@ class AlertService:
         if "renotify" in sent:
             alert.renotify_s = parse_duration(fields.renotify) if fields.renotify else None
         if fields.destinations is not None:
-            alert.destinations = [d.model_dump(mode="json") for d in fields.destinations]
+            alert.sealed_destinations = seal_destinations(
+                self.sealer, [d.model_dump(mode="json") for d in fields.destinations]
+            )
         if fields.enabled is not None:
             alert.enabled = fields.enabled
         alert.next_check_at = now  # checked at once with what it now says

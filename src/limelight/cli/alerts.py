@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from limelight.alerts.service import AlertService, alert_document, check_document
+from limelight.alerts.service import AlertService, check_document
 from limelight.cli.failures import Refused
 from limelight.cli.installation import installation
 from limelight.cli.output import JsonFlag, print_fields, print_json, print_table, say, when_ms
@@ -20,9 +20,15 @@ AlertId = Annotated[str, typer.Argument(help="The alert's id (see alerts list)."
 @alerts.command("list")
 def alerts_list(as_json: JsonFlag = False) -> None:
     """Every alert of every workspace, with its state."""
-    with installation().session() as s:
+    inst = installation()
+    service = AlertService(inst.settings, inst.meta)
+    with inst.session() as s:
         rows = [
-            {**alert_document(a), "workspaceId": a.workspace_id, "environmentId": a.environment_id}
+            {
+                **service.document(a),
+                "workspaceId": a.workspace_id,
+                "environmentId": a.environment_id,
+            }
             for a in alerts_repo.list_alerts(s, None)
         ]
     if as_json:
@@ -47,11 +53,14 @@ def alerts_list(as_json: JsonFlag = False) -> None:
 @alerts.command("show")
 def alerts_show(alert_id: AlertId, as_json: JsonFlag = False) -> None:
     """An alert and its latest checks."""
-    with installation().session() as s:
+    inst = installation()
+    service = AlertService(inst.settings, inst.meta)
+    with inst.session() as s:
         alert = alerts_repo.find_alert(s, alert_id)
-        doc = alert_document(alert)
+        doc = service.document(alert)
         tenant = alerts_repo.tenant_of(alert)
-        checks = [check_document(c) for c in alerts_repo.list_checks(s, tenant, alert.id, 10, None)]
+        found = alerts_repo.list_checks(s, tenant, alert.id, 10, None)
+        checks = [check_document(c, service.sealer) for c in found]
     if as_json:
         print_json({"alert": doc, "checks": checks})
         return

@@ -9,6 +9,7 @@ from contextvars import ContextVar
 
 from sqlalchemy.orm import Session
 
+from limelight.auth.sealing import Sealer
 from limelight.cli.output import note
 from limelight.settings import Settings
 from limelight.store.meta.db import MetaDB
@@ -44,7 +45,7 @@ class Installation:
                 settings.data_dir.mkdir(parents=True, exist_ok=True)
             meta = MetaDB(settings.resolved_database_url)
             try:
-                meta.migrate()
+                meta.migrate(sealer=Sealer.of_settings(settings))
             except BaseException:
                 meta.dispose()
                 raise

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
-from limelight.alerts.destinations import DestinationPolicy, RefusedDestination, parse_networks
+from limelight.alerts.destinations import (
+    UNREACHABLE,
+    DestinationPolicy,
+    RefusedDestination,
+    parse_networks,
+)
 
 REFUSED = [
     "http://127.0.0.1/hook",
@@ -75,14 +82,22 @@ def test_public_addresses_and_names_pass_the_form_check() -> None:
     assert policy.check_url("http://93.184.216.34:8080/hook").port == 8080
 
 
-def test_a_name_resolving_to_a_refused_address_is_refused_at_send_time() -> None:
-    """Without the address: a tenant would learn what the operator's internal names
-    (db.internal) resolve to, one notification test at a time."""
-    with pytest.raises(RefusedDestination) as refused:
-        DestinationPolicy().resolve("http://localhost:9/hook")
-    message = str(refused.value)
-    assert message.startswith("the host 'localhost' resolves to an address in a loopback")
-    assert "127.0.0.1" not in message and "::1" not in message
+def test_a_private_name_and_an_unknown_name_get_one_answer_and_the_log_the_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A tenant learns nothing of the operator's network from a test notification: a
+    name that resolves to a private address (``localhost``) and a name that does not
+    resolve at all are refused in the same words; the operator's log says which."""
+    answers = []
+    with caplog.at_level(logging.WARNING, logger="limelight.alerts"):
+        for url in ("http://localhost:9/hook", "http://nowhere.invalid:9/hook"):
+            with pytest.raises(RefusedDestination) as refused:
+                DestinationPolicy().resolve(url)
+            answers.append(str(refused.value).encode())
+    assert answers == [UNREACHABLE.encode()] * 2
+    [private, unknown] = [r.getMessage() for r in caplog.records]
+    assert "'localhost'" in private and "loopback" in private
+    assert "'nowhere.invalid'" in unknown and "could not be resolved" in unknown
 
 
 @pytest.mark.parametrize(

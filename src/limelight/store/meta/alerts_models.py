@@ -47,11 +47,13 @@ class Alert(Base):
     frequency_s: Mapped[int] = mapped_column(Integer, default=60)
     window_s: Mapped[int | None] = mapped_column(Integer, nullable=True)  # None: the frequency
     renotify_s: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    destinations: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # The destinations' JSON and the webhook signing secret, each sealed with the
+    # installation's secret key (``auth.sealing``): the URLs of Slack and of many
+    # webhooks are credentials, and signing needs the secret itself, so neither is hashed.
+    sealed_destinations: Mapped[str] = mapped_column(Text, default="")
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     author: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    # HMAC key of the webhook signatures: kept as is, since signing needs the key itself.
-    webhook_secret: Mapped[str] = mapped_column(String(128), default="")
+    sealed_webhook_secret: Mapped[str] = mapped_column(Text, default="")
     state: Mapped[str] = mapped_column(String(16), default="OK")
     last_checked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_notified_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

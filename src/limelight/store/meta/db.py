@@ -8,12 +8,20 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+class Sealing(Protocol):
+    """What a migration that encrypts stored secrets needs (``auth.sealing.Sealer``)."""
+
+    def seal(self, text: str) -> str: ...
+
+    def open(self, token: str) -> str: ...
 
 
 def make_engine(url: str) -> Engine:
@@ -179,13 +187,16 @@ class MetaDB:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def migrate(self, revision: str = "head") -> None:
-        """Apply Alembic migrations up to ``revision`` (tests stop earlier to test one)."""
+    def migrate(self, revision: str = "head", sealer: Sealing | None = None) -> None:
+        """Apply Alembic migrations up to ``revision`` (tests stop earlier to test one).
+        ``sealer``: the installation's, for a migration that encrypts stored secrets
+        (one that meets a secret without it stops, changing nothing)."""
         from alembic import command
         from alembic.config import Config
 
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
+        cfg.attributes["sealer"] = sealer
         # Immediate: a migration reads the schema version, then writes.
         cfg.attributes["connection_engine"] = self._immediate
         with self.startup_lock():
