@@ -11,6 +11,7 @@ from typing import Any
 
 from limelight.alerts.service import check_query_change
 from limelight.query.spec import fields_to_json, validate_fields
+from limelight.store.meta import managed_repo
 from limelight.store.meta import queries_repo as repo
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.queries_models import SavedQuery
@@ -38,11 +39,23 @@ def writable(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in SERVICE_FIELDS}
 
 
-def create(meta: MetaDB, tenant: Tenant, data: dict[str, Any], author: str) -> str:
-    """The new query's id; 400 listing every invalid field."""
+def create(
+    meta: MetaDB,
+    tenant: Tenant,
+    data: dict[str, Any],
+    author: str,
+    managed_id: str | None = None,
+) -> str:
+    """The new query's id; 400 listing every invalid field. ``managed_id``: the id a
+    folder of resources gives it, recorded with it (``managed_repo``)."""
+    if managed_id is not None:
+        managed_repo.check_managed_id(managed_id)
     fields = fields_to_json(validate_fields(writable(data)))
     with meta.session(immediate=True) as s:
-        return repo.create_query(s, tenant, fields, author).id
+        query_id = repo.create_query(s, tenant, fields, author).id
+        if managed_id is not None:
+            managed_repo.record(s, tenant, "query", managed_id, query_id)
+        return query_id
 
 
 def all_queries(meta: MetaDB, tenant: Tenant) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from limelight.query.spec import QueryFields, validate_fields
 from limelight.ratelimit import RateLimiter
 from limelight.settings import Settings
 from limelight.store.meta import alerts_repo as repo
-from limelight.store.meta import queries_repo
+from limelight.store.meta import managed_repo, queries_repo
 from limelight.store.meta.alerts_models import Alert, AlertCheck
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
@@ -185,8 +185,13 @@ class AlertService:
         secrets = open_secrets(self.sealer, alert)
         return secrets.destinations, facts, secrets.webhook_secret
 
-    def create(self, tenant: Tenant, body: object, author: str | None) -> dict[str, Any]:
-        """The new alert's id and webhook secret (shown this once)."""
+    def create(
+        self, tenant: Tenant, body: object, author: str | None, managed_id: str | None = None
+    ) -> dict[str, Any]:
+        """The new alert's id and webhook secret (shown this once). ``managed_id``: the id
+        a folder of resources gives it, recorded with it (``managed_repo``)."""
+        if managed_id is not None:
+            managed_repo.check_managed_id(managed_id)
         fields = self._validated(body)
         missing = [name for name in REQUIRED if getattr(fields, name) is None]
         if missing:
@@ -212,6 +217,8 @@ class AlertService:
             )
             self._apply(s, tenant, alert, fields, now)
             repo.add_alert(s, alert)
+            if managed_id is not None:
+                managed_repo.record(s, tenant, "alert", managed_id, alert.id)
             return {"id": alert.id, "webhook_secret": secret}
 
     def get(self, tenant: Tenant, alert_id: str) -> dict[str, Any]:

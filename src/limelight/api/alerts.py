@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.deps import admin_key
+from limelight.api.queries import ManagedId
 from limelight.auth.api_keys import KeyContext
 from limelight.web.body import read_json
 from limelight.web.problems import json_response
@@ -26,11 +27,11 @@ AdminKey = Annotated[KeyContext, Depends(admin_key)]
 
 @router.post("/v1/alerts")
 @router.post("/v1/alerts/", include_in_schema=False)
-async def create_alert(request: Request, key: AdminKey) -> Response:
+async def create_alert(request: Request, key: AdminKey, managed_id: ManagedId = None) -> Response:
     """Create an alert; the answer holds its id and its webhook secret (shown only here)."""
     body = await read_json(request, "alert")
     alerts = runtime_of(request).alerts
-    created = await run_in_threadpool(alerts.create, key.tenant, body, key.user_id)
+    created = await run_in_threadpool(alerts.create, key.tenant, body, key.user_id, managed_id)
     return json_response({"alert": created})
 
 

@@ -104,6 +104,7 @@ KEYED = {
     "401": _error("No key, or an unknown or revoked one.", {"message": "Unauthorised"}),
     "403": _error("An ingest key: this needs an admin key."),
 }
+MANAGED_ID_TAKEN = _error("`managed_id` already names another resource of its type here.")
 FOUND = {**KEYED, "404": _error("Not in the key's environment (another's is as unknown).")}
 
 QUERY = {
@@ -294,7 +295,11 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "summary": "Save a query",
         "security": ADMIN,
         "requestBody": _body("QueryFields", QUERY),
-        "responses": {**_ok("Saved.", {"query": {"id": "1m7z5f0k2x9c3a1b2c3"}}), **KEYED},
+        "responses": {
+            **_ok("Saved.", {"query": {"id": "1m7z5f0k2x9c3a1b2c3"}}),
+            **KEYED,
+            "409": MANAGED_ID_TAKEN,
+        },
     },
     ("/v1/queries", "get"): {
         "tags": ["queries"],
@@ -362,6 +367,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                 {"alert": {"id": "1m8a0b1c2d3e4f5g6h7", "webhook_secret": "ll_ws_..."}},
             ),
             **KEYED,
+            "409": MANAGED_ID_TAKEN,
         },  # fmt: skip
     },
     ("/v1/alerts", "get"): {
@@ -428,6 +434,38 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
             "429": _error("Too many test notifications this minute."),
         },  # fmt: skip
     },
+    ("/v1/managed", "get"): {
+        "tags": ["resources as code"],
+        "summary": "The resources `limelight apply` created, by managed id",
+        "description": "Each query and alert created with `managed_id` (the id its folder "
+        "gives it), while it exists: `limelight plan` matches a folder's resources by it, "
+        "and `--prune` deletes only these.",
+        "security": ADMIN,
+        "responses": {
+            **_ok(
+                "By type, then managed id.",
+                {
+                    "managed": [
+                        {
+                            "type": "query",
+                            "managed_id": "slow-checkouts",
+                            "id": "1m7z5f0k2x9c3a1b2c3",
+                        }
+                    ]
+                },
+            ),
+            **KEYED,
+        },  # fmt: skip
+    },
+    ("/schemas/limelight-resources.json", "get"): {
+        "tags": ["resources as code"],
+        "summary": "The JSON Schema of a file of resources",
+        "description": "What `limelight plan` and `apply` read; editors complete a file that "
+        "names it. Needs no key.",
+        "responses": {
+            "200": {"description": "The schema.", "content": {"application/schema+json": {}}}
+        },
+    },  # fmt: skip
     ("/v1/datasets", "get"): {
         "tags": ["datasets"],
         "summary": "The datasets with events in the timeframe",

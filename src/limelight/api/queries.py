@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,6 +21,11 @@ from limelight.web.request import runtime_of
 
 router = APIRouter()
 AdminKey = Annotated[KeyContext, Depends(admin_key)]
+ManagedId = Annotated[
+    str | None,
+    Query(description="The id a folder of resources gives it (`limelight apply`); recorded "
+          "with it and listed by `GET /v1/managed`."),
+]  # fmt: skip
 
 
 async def json_object(request: Request, rt: Runtime) -> dict[str, Any]:
@@ -42,10 +47,12 @@ async def json_object(request: Request, rt: Runtime) -> dict[str, Any]:
 
 @router.post("/v1/queries")
 @router.post("/v1/queries/", include_in_schema=False)
-async def create_query(request: Request, key: AdminKey) -> Response:
+async def create_query(request: Request, key: AdminKey, managed_id: ManagedId = None) -> Response:
     rt = runtime_of(request)
     data = await json_object(request, rt)
-    created = await run_in_threadpool(saved_queries.create, rt.meta, key.tenant, data, key.author)
+    created = await run_in_threadpool(
+        saved_queries.create, rt.meta, key.tenant, data, key.author, managed_id
+    )
     return json_response({"query": {"id": created}})
 
 
