@@ -20,6 +20,8 @@ from limelight.cli.alerts import alerts
 from limelight.cli.backups import backup, restore
 from limelight.cli.command import LimelightGroup
 from limelight.cli.datasets import datasets
+from limelight.cli.login import login
+from limelight.cli.resources import apply_command, plan_command, pull_command
 from limelight.cli.serve import bootstrap, migrate, serve, worker
 from limelight.cli.tenancy import environments, keys, workspaces
 
@@ -34,6 +36,11 @@ app = typer.Typer(
 )
 for command in (serve, bootstrap, migrate, worker, backup, restore):
     app.command()(command)
+# A developer's commands: any server, over its HTTP API (cli/remote.py).
+app.command()(login)
+app.command("plan")(plan_command)
+app.command("apply")(apply_command)
+app.command("pull")(pull_command)
 app.add_typer(workspaces, name="workspaces")
 app.add_typer(environments, name="environments")
 app.add_typer(keys, name="keys")

@@ -1,0 +1,198 @@
+"""A folder of resources read and checked whole: every file parsed, checked against its
+schema, its references resolved and each resource validated as the server would, before
+anything is sent. Every problem found is reported at once, each with its file, line and
+field.
+
+A folder with ``index.yml`` (or ``index.yaml``) is Baselime's (``baselime``); any
+other is Limelight's (``limelight_files``). Hidden files and folders are skipped
+(Baselime's ``.templates`` and ``.out`` among them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+
+from limelight.alerts.spec import (
+    FREQUENCY_RANGE,
+    RENOTIFY_RANGE,
+    WINDOW_RANGE,
+    AlertFields,
+)
+from limelight.ascode import baselime, documents, limelight_files
+from limelight.ascode.canonical import alert_form, calculations_of, query_form
+from limelight.ascode.problems import FolderRefused, Problem
+from limelight.ascode.resources import Kind, Resource
+from limelight.errors import BadRequest
+from limelight.times import duration_error
+from limelight.validation import field_errors
+
+Format = Literal["limelight", "baselime"]
+MAX_FILES = 1000
+
+
+@dataclass(frozen=True)
+class Folder:
+    format: Format
+    resources: dict[tuple[Kind, str], Resource]
+    # Each resource as the server would keep it (``canonical``).
+    forms: dict[tuple[Kind, str], dict[str, Any]]
+
+    def of(self, kind: Kind) -> list[str]:
+        return [rid for k, rid in self.resources if k == kind]
+
+
+def _files(root: Path) -> list[Path]:
+    found = sorted(
+        p
+        for p in root.rglob("*")
+        if p.suffix in (".yml", ".yaml")
+        and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+    if len(found) > MAX_FILES:
+        raise FolderRefused([Problem(str(root), 1, "", f"more than {MAX_FILES} files")])
+    return found
+
+
+_FIELD = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def field_path(name: str) -> tuple[str | int, ...]:
+    """``filters[0].value`` -> ``("filters", 0, "value")``."""
+    return tuple(int(i) if i else k for k, i in _FIELD.findall(name))
+
+
+def _documents(root: Path) -> tuple[Format, list[documents.Document]]:
+    index = next((root / n for n in ("index.yml", "index.yaml") if (root / n).is_file()), None)
+    problems: list[Problem] = []
+    docs = []
+    values: dict[str, str] = {}
+    if index is not None:
+        try:
+            values = baselime.variables(documents.read(index, str(index)))
+        except FolderRefused as exc:
+            problems += exc.problems
+    for path in _files(root):
+        if path == index:
+            continue
+        try:
+            if index is None:
+                docs.append(documents.read(path, str(path)))
+            else:
+                text = baselime.render(str(path), path.read_text(encoding="utf-8"), values)
+                docs.append(documents.parse(str(path), text))
+        except FolderRefused as exc:
+            problems += exc.problems
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(Problem(str(path), 1, "", f"cannot be read: {exc}"))
+    if problems:
+        raise FolderRefused(problems)
+    return ("limelight" if index is None else "baselime"), docs
+
+
+def _declared(fmt: Format, docs: list[documents.Document]) -> dict[tuple[Kind, str], Resource]:
+    problems: list[Problem] = []
+    out: dict[tuple[Kind, str], Resource] = {}
+    for doc in docs:
+        try:
+            found = (limelight_files if fmt == "limelight" else baselime).resources_of(doc)
+        except FolderRefused as exc:
+            problems += exc.problems
+            continue
+        for res in found:
+            first = out.get((res.kind, res.id))
+            if first is not None:
+                problems.append(
+                    res.problem(
+                        (),
+                        f"the {res.kind} {res.id!r} is also declared in "
+                        f"{first.doc.name}:{first.line}",
+                    )  # fmt: skip
+                )
+                continue
+            out[(res.kind, res.id)] = res
+    if problems:
+        raise FolderRefused(problems)
+    return out
+
+
+def _query(res: Resource) -> tuple[dict[str, Any] | None, list[Problem]]:
+    try:
+        return query_form(res.body), []
+    except BadRequest as exc:
+        return None, [res.problem(field_path(e["field"]), e["message"]) for e in exc.errors or []]
+
+
+def _alert(
+    res: Resource, queries: dict[str, dict[str, Any] | None]
+) -> tuple[dict[str, Any] | None, list[Problem]]:
+    ref = res.body["query"]
+    if ref not in queries:
+        return None, [res.problem(("query",), f"no query {ref!r} is declared in this folder")]
+    try:
+        fields = AlertFields.model_validate({k: v for k, v in res.body.items() if k != "query"})
+    except pydantic.ValidationError as exc:
+        errors = field_errors(exc, root="alert")
+        return None, [res.problem(field_path(e["field"]), e["message"]) for e in errors]
+    problems = []
+    for name, bounds in (
+        ("frequency", FREQUENCY_RANGE),
+        ("window", WINDOW_RANGE),
+        ("renotify", RENOTIFY_RANGE),
+    ):
+        if message := duration_error(getattr(fields, name), bounds):
+            problems.append(res.problem((name,), message))
+    query = queries[ref]
+    if query is None:  # its own problems are reported
+        return None, problems
+    names = calculations_of(query)
+    if not names:
+        problems.append(res.problem(("query",), f"the query {ref!r} has no calculation to watch"))
+    elif fields.calculation is not None and fields.calculation not in names:
+        problems.append(
+            res.problem(
+                ("calculation",), f"not a calculation of {ref!r}; one of: {', '.join(names)}"
+            )
+        )
+    return (None if problems else alert_form(res.id, res.body, fields, names)), problems
+
+
+def _board(res: Resource, queries: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Problem]]:
+    problems = [
+        res.problem(("panels", i, "query"), f"no query {p['query']!r} is declared in this folder")
+        for i, p in enumerate(res.body.get("panels", []))
+        if p["query"] not in queries
+    ]
+    return (None if problems else dict(res.body)), problems
+
+
+def read_folder(root: Path) -> Folder:
+    """The folder's resources; ``FolderRefused`` listing every problem found."""
+    if not root.is_dir():
+        raise FolderRefused([Problem(str(root), 1, "", "not a folder")])
+    fmt, docs = _documents(root)
+    declared = _declared(fmt, docs)
+    problems: list[Problem] = []
+    forms: dict[tuple[Kind, str], dict[str, Any]] = {}
+    queries: dict[str, dict[str, Any] | None] = {}
+    for (kind, rid), res in declared.items():
+        if kind == "query":
+            queries[rid], found = _query(res)
+            problems += found
+            if queries[rid] is not None:
+                forms[(kind, rid)] = queries[rid]  # type: ignore[assignment]
+    for (kind, rid), res in declared.items():
+        if kind == "query":
+            continue
+        form, found = _alert(res, queries) if kind == "alert" else _board(res, queries)
+        problems += found
+        if form is not None:
+            forms[(kind, rid)] = form
+    if problems:
+        raise FolderRefused(sorted(problems, key=lambda p: (p.file, p.line, p.field)))
+    return Folder(fmt, declared, forms)

@@ -1,0 +1,181 @@
+"""The server a developer's command talks to, over its HTTP API: its address and admin key
+from ``--url`` / ``LIMELIGHT_URL``, ``LIMELIGHT_API_KEY`` and the profiles ``limelight
+login`` saves (``profiles.json`` in the user's config directory, mode 0600).
+
+A profile's key is sent only to the address it was saved with: ``--url`` naming
+another server needs ``LIMELIGHT_API_KEY``. There is no option for the key
+itself, since a command line is visible to every user of the machine (``ps``).
+Kept light: httpx is imported when a command runs, not when ``limelight`` starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import urlsplit
+
+import typer
+
+from limelight.cli.failures import BadUsage, Refused, Unusable
+from limelight.cli.output import note
+
+if TYPE_CHECKING:
+    import httpx
+
+UrlOption = Annotated[
+    str | None,
+    typer.Option("--url", envvar="LIMELIGHT_URL", show_envvar=True,
+                 help="The server's address, e.g. http://127.0.0.1:8000."),
+]  # fmt: skip
+ProfileOption = Annotated[
+    str | None,
+    typer.Option("--profile", envvar="LIMELIGHT_PROFILE", show_envvar=True,
+                 help="A profile saved by limelight login (default: default)."),
+]  # fmt: skip
+DEFAULT_PROFILE = "default"
+TIMEOUT_S = 30.0
+
+
+def profiles_file() -> Path:
+    """``$XDG_CONFIG_HOME/limelight/profiles.json``, else ``~/.config/limelight/...``."""
+    return Path(typer.get_app_dir("limelight")) / "profiles.json"
+
+
+def load_profiles() -> dict[str, dict[str, str]]:
+    path = profiles_file()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise Unusable(f"cannot read {path}: {exc.strerror}") from None
+    if path.stat().st_mode & 0o077:
+        note(f"warning: {path} can be read by other users (chmod 600 it)")
+    try:
+        found = json.loads(text)
+    except ValueError:
+        raise Unusable(f"{path} is not valid JSON; log in again to replace it") from None
+    return found if isinstance(found, dict) else {}
+
+
+def save_profile(name: str, url: str, key: str) -> Path:
+    """Written whole to a new file of mode 0600, then moved over the old one."""
+    path = profiles_file()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    profiles = load_profiles()
+    profiles[name] = {"url": url, "api_key": key}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(profiles, f, indent=2)
+    os.replace(tmp, path)
+    return path
+
+
+def normal_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise BadUsage(f"--url: not an http or https address: {url!r}")
+    return url.strip().rstrip("/")
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    key: str
+
+
+def target(url: str | None, profile: str | None) -> Target:
+    """The server and key of a command (see the module's docstring)."""
+    name = profile or DEFAULT_PROFILE
+    saved = load_profiles().get(name)
+    if profile and saved is None:
+        raise BadUsage(f"no profile {name!r}: run limelight login --url URL --profile {name}")
+    chosen = normal_url(url) if url else (saved or {}).get("url")
+    if not chosen:
+        raise BadUsage("no server: give --url URL (or LIMELIGHT_URL), or run limelight login")
+    key = os.environ.get("LIMELIGHT_API_KEY", "").strip()
+    if not key and saved and normal_url(saved.get("url", "")) == chosen:
+        key = saved.get("api_key", "")
+    if not key:
+        raise BadUsage(
+            f"no admin key for {chosen}: set LIMELIGHT_API_KEY "
+            f"or run limelight login --url {chosen}"
+        )
+    return Target(normal_url(chosen), key)
+
+
+def warn_if_clear(url: str) -> None:
+    host = urlsplit(url).hostname or ""
+    if url.startswith("http://") and host not in ("127.0.0.1", "localhost", "::1"):
+        note(f"warning: {url} is plain http: the admin key crosses the network unencrypted")
+
+
+def _problem(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return f"{response.status_code} {response.reason_phrase}"
+    if not isinstance(body, dict):
+        return f"{response.status_code} {response.reason_phrase}"
+    text = str(body.get("reason") or body.get("message") or response.reason_phrase)
+    fields = "; ".join(
+        f"{e.get('field')}: {e.get('message')}"
+        for e in body.get("errors") or []
+        if isinstance(e, dict)
+    )
+    return f"{response.status_code} {text}" + (f" ({fields})" if fields else "")
+
+
+class ApiError(Refused):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Server:
+    """The server's HTTP API, with the command's key; failures as the CLI's."""
+
+    def __init__(self, t: Target) -> None:
+        import httpx
+
+        from limelight import __version__
+
+        warn_if_clear(t.url)
+        self.url = t.url
+        self._client = httpx.Client(
+            base_url=t.url,
+            headers={"Authorization": t.key, "User-Agent": f"limelight-cli/{__version__}"},
+            timeout=TIMEOUT_S,
+        )
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._client.close()
+
+    def send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        import httpx
+
+        try:
+            return self._client.request(method, path, **kwargs)
+        except httpx.TimeoutException:
+            raise Unusable(f"{self.url} did not answer within {TIMEOUT_S:.0f} s") from None
+        except httpx.TransportError as exc:
+            raise Unusable(f"cannot reach {self.url}: {exc}") from None
+
+    def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """The JSON answer of a 2xx; ``ApiError`` saying what the server answered else."""
+        response = self.send(method, path, **kwargs)
+        if response.status_code == 401:
+            raise ApiError(f"{self.url} refused the key (401): log in again", 401)
+        if response.status_code >= 400:
+            raise ApiError(f"{method} {path}: {_problem(response)}", response.status_code)
+        try:
+            return response.json()
+        except ValueError:
+            raise Refused(f"{method} {path}: the answer is not JSON") from None

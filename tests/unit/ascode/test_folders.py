@@ -1,0 +1,100 @@
+"""Folders of resources read without a server: the schema against the query layer's tables,
+YAML that could not be read safely, and Baselime's strings mapped to Limelight's fields."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from limelight.alerts.spec import Threshold
+from limelight.ascode import baselime
+from limelight.ascode.documents import parse
+from limelight.ascode.folder import read_folder
+from limelight.ascode.problems import FolderRefused
+from limelight.query.calculations import CALCULATIONS
+from limelight.query.operators import OPERATORS
+from limelight.schemas import RESOURCES_SCHEMA_FILE
+
+ROOT = Path(__file__).resolve().parents[3]
+SCHEMA = json.loads(RESOURCES_SCHEMA_FILE.read_text())
+
+
+def test_the_schema_lists_the_query_layers_operators_and_calculations() -> None:
+    query = SCHEMA["$defs"]["query"]["properties"]
+    assert query["calculations"]["items"]["properties"]["operator"]["enum"] == list(CALCULATIONS)
+    assert query["filters"]["items"]["properties"]["operation"]["enum"] == list(OPERATORS)
+    threshold = SCHEMA["$defs"]["alert"]["properties"]["threshold"]["properties"]["operation"]
+    assert threshold["enum"] == list(Threshold.model_fields["operation"].annotation.__args__)
+
+
+def test_the_examples_validate_against_the_schema() -> None:
+    validator = Draft202012Validator(SCHEMA)
+    files = sorted((ROOT / "examples").rglob("*.yml"))
+    assert files
+    for path in files:
+        assert not list(validator.iter_errors(parse(str(path), path.read_text()).data)), path
+    read_folder(ROOT / "examples" / "checkout")
+
+
+def refused(text: str) -> str:
+    with pytest.raises(FolderRefused) as caught:
+        parse("f.yml", text)
+    return str(caught.value)
+
+
+def test_yaml_that_would_expand_without_bound_is_refused() -> None:
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for i in range(1, 8):
+        laughs += (
+            f"{'abcdefgh'[i]}: &{'abcdefgh'[i]} ["
+            + ", ".join(["*" + "abcdefgh"[i - 1]] * 10)
+            + "]\n"
+        )
+    assert "more than 100,000 values" in refused(laughs)
+    assert "nested more than 64" in refused("a: &a [*a]\n")
+
+
+def test_a_key_declared_twice_is_refused_naming_both_lines() -> None:
+    assert refused("queries:\n  a: {}\n  a: {}\n") == (
+        "f.yml:3: a: declared twice in one mapping (first on line 2)"
+    )
+
+
+def test_baselime_filters_calculations_and_durations_map_to_limelights() -> None:
+    at = ()
+    assert baselime.filter_("duration >= 500", at) == {
+        "key": "duration", "operation": ">=", "value": 500
+    }  # fmt: skip
+    assert baselime.filter_("path STARTS_WITH /api", at)["value"] == "/api"
+    assert baselime.filter_("userId IN [123, abc]", at)["value"] == [123, "abc"]
+    assert baselime.filter_("method EXISTS", at) == {"key": "method", "operation": "EXISTS"}
+    assert baselime.calculation("P95(duration) as p95", at) == {
+        "operator": "P95", "key": "duration", "alias": "p95"
+    }  # fmt: skip
+    assert baselime.calculation("COUNT", at) == {"operator": "COUNT"}
+    assert [baselime.duration(d, at) for d in ("5mins", "1h", "2 days", "90s")] == [
+        "5m", "1h", "2d", "90s"
+    ]  # fmt: skip
+    with pytest.raises(baselime._Refusal):
+        baselime.duration("0/10 * ? * MON-FRI *", at)
+
+
+def test_a_slack_channel_name_is_refused_naming_its_line(tmp_path: Path) -> None:
+    folder = tmp_path / ".baselime"
+    folder.mkdir()
+    (folder / "index.yml").write_text("version: 0.0.79\nservice: s\nprovider: aws\n")
+    (folder / "resources.yml").write_text(
+        "q:\n  type: query\n  properties:\n    parameters:\n      datasets: [logs]\n"
+        "      calculations: [COUNT]\n"
+        "a:\n  type: alert\n  properties:\n    parameters:\n      query: !ref q\n"
+        "      threshold: '> 1'\n      window: 5mins\n"
+        "    channels:\n      - type: slack\n        targets:\n          - checkout-alerts\n"
+    )
+    with pytest.raises(FolderRefused) as caught:
+        read_folder(folder)
+    [problem] = caught.value.problems
+    assert (problem.line, problem.field) == (17, "a.properties.channels[0].targets[0]")
+    assert "Slack incoming-webhook URL" in problem.message
