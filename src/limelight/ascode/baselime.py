@@ -250,7 +250,9 @@ _MS_UNITS = {
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$")
 
 
-class _Refusal(Exception):
+class BaselimeRefusal(Exception):
+    """A string of Baselime's (a filter, a calculation, a duration) that cannot be read."""
+
     def __init__(self, path: Path, message: str) -> None:
         self.path, self.message = path, message
 
@@ -272,7 +274,9 @@ def scalar(text: str) -> Any:
 def calculation(text: str, path: Path) -> dict[str, Any]:
     m = _CALCULATION.match(text.strip())
     if not m:
-        raise _Refusal(path, "not a calculation: COUNT, or OPERATOR(key), optionally 'as alias'")
+        raise BaselimeRefusal(
+            path, "not a calculation: COUNT, or OPERATOR(key), optionally 'as alias'"
+        )
     out: dict[str, Any] = {"operator": m.group("op") or "COUNT"}
     if m.group("key"):
         out["key"] = m.group("key").strip()
@@ -289,17 +293,17 @@ def filter_(text: str, path: Path) -> dict[str, Any]:
             value = rest[len(op) :].strip()
             break
     else:
-        raise _Refusal(path, "not a filter: 'key OPERATION value', e.g. 'duration > 500'")
+        raise BaselimeRefusal(path, "not a filter: 'key OPERATION value', e.g. 'duration > 500'")
     out: dict[str, Any] = {"key": key, "operation": op}
     if op in ("EXISTS", "DOES_NOT_EXIST"):
         if value:
-            raise _Refusal(path, f"{op} takes no value")
+            raise BaselimeRefusal(path, f"{op} takes no value")
         return out
     if not value:
-        raise _Refusal(path, f"{op} needs a value")
+        raise BaselimeRefusal(path, f"{op} needs a value")
     if op in ("IN", "NOT_IN"):
         if value[:1] + value[-1:] not in ("()", "[]"):
-            raise _Refusal(path, f"{op} needs a list: (a,b,c)")
+            raise BaselimeRefusal(path, f"{op} needs a list: (a,b,c)")
         out["value"] = [scalar(v.strip()) for v in value[1:-1].split(",") if v.strip()]
     else:
         out["value"] = scalar(value)
@@ -311,12 +315,12 @@ def duration(text: str, path: Path) -> str:
     m = _DURATION.match(text.strip())
     unit = m.group(2).lower() if m else ""
     if not m or (unit and unit not in _MS_UNITS):
-        raise _Refusal(
+        raise BaselimeRefusal(
             path, "a duration such as 5mins, 1h or 1d (cron expressions are not supported)"
         )
     seconds = float(m.group(1)) * (_MS_UNITS[unit] if unit else 0.001)
     if seconds < 1 or not seconds.is_integer():
-        raise _Refusal(path, "must be a whole number of seconds, at least 1s")
+        raise BaselimeRefusal(path, "must be a whole number of seconds, at least 1s")
     return format_duration(int(seconds))
 
 
@@ -369,7 +373,7 @@ def _destinations(channels: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append({"type": "webhook", "url": channel["url"]})
             continue
         if "targets" not in channel:
-            raise _Refusal(("properties", "channels", i, "targets"), "is required")
+            raise BaselimeRefusal(("properties", "channels", i, "targets"), "is required")
         targets = channel["targets"]
         if channel["type"] == "email":
             out.append({"type": "email", "to": targets})
@@ -382,7 +386,7 @@ def _destinations(channels: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     if channel["type"] == "slack"
                     else "a webhook target is an http or https URL"
                 )
-                raise _Refusal(("properties", "channels", i, "targets", j), message)
+                raise BaselimeRefusal(("properties", "channels", i, "targets", j), message)
             out.append({"type": channel["type"], "url": target})
     return out
 
@@ -392,7 +396,7 @@ def _alert(rid: str, props: dict[str, Any]) -> dict[str, Any]:
     at = ("properties", "parameters")
     operation, _, value = params["threshold"].partition(" ")
     if not value:
-        raise _Refusal((*at, "threshold"), "needs a number after the operation: '> 10'")
+        raise BaselimeRefusal((*at, "threshold"), "needs a number after the operation: '> 10'")
     body: dict[str, Any] = {
         "name": props.get("name", rid),
         "query": params["query"],
@@ -479,7 +483,7 @@ def resources_of(doc: Document) -> list[Resource]:
                 if kind == "alert"
                 else _board(rid, props)
             )
-        except _Refusal as exc:
+        except BaselimeRefusal as exc:
             refused.append(doc.problem((rid, *exc.path), exc.message))
             continue
         out.append(Resource(kind, rid, body, doc, (rid,), _origin(kind)))

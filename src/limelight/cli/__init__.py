@@ -21,7 +21,9 @@ from limelight.cli.backups import backup, restore
 from limelight.cli.command import LimelightGroup
 from limelight.cli.datasets import datasets
 from limelight.cli.login import login
+from limelight.cli.querying import query, tail
 from limelight.cli.resources import apply_command, plan_command, pull_command
+from limelight.cli.sending import send
 from limelight.cli.serve import bootstrap, migrate, serve, worker
 from limelight.cli.tenancy import environments, keys, workspaces
 
@@ -41,6 +43,9 @@ app.command()(login)
 app.command("plan")(plan_command)
 app.command("apply")(apply_command)
 app.command("pull")(pull_command)
+app.command()(query)
+app.command()(tail)
+app.command()(send)
 app.add_typer(workspaces, name="workspaces")
 app.add_typer(environments, name="environments")
 app.add_typer(keys, name="keys")

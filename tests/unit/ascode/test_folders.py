@@ -78,7 +78,7 @@ def test_baselime_filters_calculations_and_durations_map_to_limelights() -> None
     assert [baselime.duration(d, at) for d in ("5mins", "1h", "2 days", "90s")] == [
         "5m", "1h", "2d", "90s"
     ]  # fmt: skip
-    with pytest.raises(baselime._Refusal):
+    with pytest.raises(baselime.BaselimeRefusal):
         baselime.duration("0/10 * ? * MON-FRI *", at)
 
 

@@ -1,0 +1,226 @@
+"""``limelight query`` and ``limelight tail``: a server's events from the terminal.
+
+Both send an inline query run (``POST /v1/query_run``), as the console does:
+the same compiler, tenant filter and limits. ``tail`` asks every second for the
+events stored after the newest it printed (event ids grow with the time they
+were stored, as the console's live tail uses them) until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from limelight.cli.failures import BadUsage, Refused
+from limelight.cli.output import JsonFlag, print_json, print_table, say
+from limelight.cli.remote import ApiError, ProfileOption, Server, UrlOption, target
+from limelight.cli.terminal import event_line, moment_ms, now_ms, sparkline
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+Calcs = Annotated[
+    list[str] | None,
+    typer.Option("--calc", help="A calculation: COUNT, P99(duration), AVG(x) as avg (repeatable)."),
+]  # fmt: skip
+GroupBys = Annotated[list[str] | None, typer.Option("--group-by", help="A key to group by.")]
+Filters = Annotated[
+    list[str] | None,
+    typer.Option("--filter", help="'key OPERATION value', e.g. 'level = error' (repeatable)."),
+]  # fmt: skip
+Needle = Annotated[str | None, typer.Option("--needle", help="Free text to search for.")]
+Datasets = Annotated[list[str] | None, typer.Option("--dataset", help="A dataset (repeatable).")]
+RUN_WAIT_S = 30
+# As often as the console's live tail looks: 30 runs a minute of the workspace's 300.
+TAIL_EVERY_S = 2.0
+BUSY_WAIT_S = 10.0
+TAIL_BATCH = 100
+SERIES_SHOWN = 5
+
+
+def inline_query(
+    calcs: list[str] | None,
+    group_bys: list[str] | None,
+    filters: list[str] | None,
+    needle: str | None,
+    datasets: list[str] | None,
+) -> dict[str, Any]:
+    """The query the options describe, in the Queries API's fields."""
+    from limelight.ascode import baselime
+
+    query: dict[str, Any] = {}
+    try:
+        if calcs:
+            query["calculations"] = [baselime.calculation(c, ()) for c in calcs]
+        if filters:
+            query["filters"] = [baselime.filter_(f, ()) for f in filters]
+    except baselime.BaselimeRefusal as exc:
+        raise BadUsage(exc.message) from None
+    if group_bys:
+        query["group_bys"] = [{"key": key} for key in group_bys]
+    if needle:
+        query["needle"] = {"value": needle}
+    if datasets:
+        query["namespaces"] = [{"type": "dataset", "value": d} for d in datasets]
+    return query
+
+
+def run(server: Server, body: dict[str, Any]) -> dict[str, Any]:
+    """A query run's data, once it has settled."""
+    answer = server.call("POST", "/v1/query_run", params={"wait": RUN_WAIT_S}, json=body)
+    while answer["query_run"]["status"] == "STARTED":
+        run_id = answer["query_run"]["id"]
+        answer = server.call("GET", f"/v1/query_run/{run_id}", params={"wait": RUN_WAIT_S})
+    if answer["query_run"]["status"] == "FAILED":
+        raise Refused(f"the query failed: {answer['query_run'].get('error', 'no reason given')}")
+    data: dict[str, Any] = answer["data"]
+    return data
+
+
+def _saved(server: Server, name: str) -> str:
+    """The id of the saved query with this id or name."""
+    queries = server.call("GET", "/v1/queries")["queries"]
+    if any(q["id"] == name for q in queries):
+        return name
+    named = [str(q["id"]) for q in queries if q.get("name") == name]
+    if len(named) > 1:
+        raise Refused(
+            f"{len(named)} saved queries are named {name!r}: give an id ({', '.join(named)})"
+        )
+    if not named:
+        raise Refused(f"no saved query has the id or name {name!r}")
+    return named[0]
+
+
+def _print_calculations(data: dict[str, Any], console: Console) -> None:
+    rows = data.get("aggregates", [])
+    if not rows:
+        say("No events in the timeframe.")
+        return
+    groups = list(rows[0]["groups"])
+    values = [v for v in rows[0]["values"] if v != "_count"]
+    print_table(
+        [*groups, *values],
+        [[*(r["groups"].get(g) for g in groups), *(r["values"].get(v) for v in values)]
+         for r in rows],
+    )  # fmt: skip
+    series = data.get("series") or []
+    if len(series) < 2 or not values:
+        return
+    first = values[0]
+    say(f"\n{first} over time ({len(series)} buckets):")
+    width = max(10, console.width - 30)
+    for row in rows[:SERIES_SHOWN]:
+        points = []
+        for bucket in series:
+            match = [d for d in bucket["data"] if d["groups"] == row["groups"]]
+            value = match[0]["aggregates"].get(first) if match else None
+            points.append(value if isinstance(value, int | float) else None)
+        label = ", ".join(str(v) for v in row["groups"].values()) or "all"
+        say(f"  {label[:24]:24}  {sparkline(points, width)}")
+
+
+def query(
+    saved: Annotated[
+        str | None, typer.Argument(help="A saved query's id or name; else the options.")
+    ] = None,
+    calc: Calcs = None,
+    group_by: GroupBys = None,
+    filter_: Annotated[
+        list[str] | None,
+        typer.Option("--filter", help="'key OPERATION value', e.g. 'level = error'."),
+    ] = None,
+    needle: Needle = None,
+    dataset: Datasets = None,
+    since: Annotated[
+        str, typer.Option("--from", help="now, 15m, 1h, 7d, ISO 8601, unix ms.")
+    ] = "1h",
+    until: Annotated[str, typer.Option("--to", help="As --from.")] = "now",
+    limit: Annotated[int | None, typer.Option("--limit", min=1, max=10_000)] = None,
+    url: UrlOption = None,
+    profile: ProfileOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run a saved query, or one given by options, and print its result: a table, and a
+    time series as a line of the terminal; events one a line."""
+    from rich.console import Console
+
+    inline = inline_query(calc, group_by, filter_, needle, dataset)
+    if saved and inline:
+        raise BadUsage(
+            "give a saved query or --calc/--group-by/--filter/--needle/--dataset, not both"
+        )
+    now = now_ms()
+    body: dict[str, Any] = {
+        "from": moment_ms(since, "--from", now),
+        "to": moment_ms(until, "--to", now),
+    }
+    if body["from"] >= body["to"]:
+        raise BadUsage("--from must be before --to")
+    if limit is not None:
+        body["limit"] = limit
+    with Server(target(url, profile)) as server:
+        if saved:
+            body["query_id"] = _saved(server, saved)
+        else:
+            body["query"] = inline
+        data = run(server, body)
+    if as_json:
+        print_json(data)
+    elif "events" in data:
+        for event in data["events"]:
+            say(event_line(event))
+        if not data["events"]:
+            say("No events in the timeframe.")
+    else:
+        _print_calculations(data, Console())
+
+
+def tail(
+    filter_: Annotated[
+        list[str] | None,
+        typer.Option("--filter", help="'key OPERATION value', e.g. 'level = error'."),
+    ] = None,
+    needle: Needle = None,
+    dataset: Datasets = None,
+    since: Annotated[
+        str, typer.Option("--from", help="Start with the events since: now, 1m, 1h...")
+    ] = "now",
+    url: UrlOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Follow events as they are stored, one a line coloured by level, until Ctrl-C."""
+    from limelight.ids import id_floor
+
+    query = inline_query(None, None, filter_, needle, dataset)
+    after = id_floor(moment_ms(since, "--from", now_ms()))
+    with Server(target(url, profile)) as server:
+        say(f"[dim]following the events of {server.url} (Ctrl-C stops)[/]")
+        try:
+            while True:
+                try:
+                    after = _look(server, query, after)
+                except ApiError as exc:
+                    if exc.status not in (429, 503):
+                        raise
+                    time.sleep(BUSY_WAIT_S)  # the workspace's runs are at their limit
+                time.sleep(TAIL_EVERY_S)
+        except KeyboardInterrupt:
+            return
+
+
+def _look(server: Server, query: dict[str, Any], after: str) -> str:
+    """Print the events stored after the id ``after``, oldest first; the id to go on from."""
+    now = now_ms()
+    narrowed = {
+        **query,
+        "filters": [*query.get("filters", []), {"key": "_id", "operation": ">", "value": after}],
+    }
+    # Stamped within the last hour or ahead (a client's clock may run fast), as the console.
+    body = {"query": narrowed, "from": now - 3_600_000, "to": now + 86_400_001, "limit": TAIL_BATCH}
+    events = run(server, body).get("events", [])
+    for event in sorted(events, key=lambda e: str(e.get("_id", ""))):
+        say(event_line(event))
+    return max((str(e["_id"]) for e in events), default=after)
