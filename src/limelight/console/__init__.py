@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.auth.sessions import Sessions
+from limelight.auth.shown_once import ShownOnce
 from limelight.console import (
     alerts,
     api_docs,
@@ -34,6 +35,23 @@ API_PATHS = ("/v1/", "/events/", "/otel/", "/oauth/token", "/oauth/revoke", "/oa
 WRONG_METHOD = "This address does not answer that way: follow a link or use its page's form."
 
 
+# Each with its router, in the order their routes are matched.
+PAGE_MODULES = (
+    api_docs,
+    authorize,
+    login,
+    home,
+    static,
+    datasets,
+    tail,  # before the explorer: /events/tail is not an event's page
+    explorer,
+    builder,
+    traces,
+    keys,
+    alerts,
+)
+
+
 def install_page_errors(app: FastAPI) -> None:
     """A browser asking for a page that does not exist (or with another method) gets a page
     saying so; API clients keep the JSON answer."""
@@ -53,20 +71,8 @@ def install_page_errors(app: FastAPI) -> None:
 def install_console(app: FastAPI, runtime: Runtime) -> None:
     """Console routes, sharing the failed-authentication limits with the OAuth endpoints."""
     app.state.sessions = Sessions(runtime.meta, runtime.settings, runtime.throttle)
+    app.state.shown_once = ShownOnce(runtime.meta)
     app.state.tail_slots = tail.TailSlots()
-    for module in (
-        api_docs,
-        authorize,
-        login,
-        home,
-        static,
-        datasets,
-        tail,  # before the explorer: /events/tail is not an event's page
-        explorer,
-        builder,
-        traces,
-        keys,
-        alerts,
-    ):
+    for module in PAGE_MODULES:
         app.include_router(module.router)
     install_page_errors(app)
