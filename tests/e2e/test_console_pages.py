@@ -156,6 +156,13 @@ def test_every_page_has_the_security_headers_and_runs_only_the_servers_scripts(
             assert script.headers["content-type"].startswith("text/javascript")
 
 
+def test_every_page_links_to_the_api_docs(member: Member) -> None:
+    for path in ["/", *pages_of(member)]:
+        assert '<a class="docs" href="/docs">API docs</a>' in member.get(path).text, path
+    docs = member.get("/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+
+
 def test_the_vendored_chart_library_is_served_by_the_app_and_nothing_else_is(
     member: Member,
 ) -> None:
