@@ -29,6 +29,7 @@ from limelight.console import (
 from limelight.console.render import error_page
 from limelight.console.route import NOT_FOUND
 from limelight.runtime import Runtime
+from limelight.web.access import note_reason
 
 # Paths of the APIs: their clients get JSON errors whatever they accept.
 API_PATHS = ("/v1/", "/events/", "/otel/", "/oauth/token", "/oauth/revoke", "/oauth/environments")
@@ -63,7 +64,9 @@ def install_page_errors(app: FastAPI) -> None:
         if not page or request.url.path.startswith(API_PATHS) or exc.status_code not in (404, 405):
             answer = api_answer(request, exc)
             return await answer if inspect.isawaitable(answer) else answer
-        return error_page(NOT_FOUND if exc.status_code == 404 else WRONG_METHOD, exc.status_code)
+        message = NOT_FOUND if exc.status_code == 404 else WRONG_METHOD
+        note_reason(request, message)
+        return error_page(message, exc.status_code)
 
     app.add_exception_handler(HTTPException, framework_http)
 

@@ -25,6 +25,7 @@ from limelight.console.session import check_csrf, form_fields, show_once, shown_
 from limelight.errors import BadRequest, NotFound
 from limelight.store.meta import alerts_repo
 from limelight.store.meta.db import MetaDB
+from limelight.web.access import note_error
 from limelight.web.request import runtime_of
 
 router = console_router()
@@ -152,6 +153,7 @@ async def create_alert(request: Request, here: Here) -> Response:
         body = body_of(form)
         created = await run_in_threadpool(rt.alerts.create, here.tenant, body, here.user.user_id)
     except BadRequest as exc:
+        note_error(request, exc)
         return await _form_page(request, here, form, None, _errors(exc), 400)
     page = f"{here.base}/alerts/{created['id']}"
     await show_once(request, page, {"webhook_secret": created["webhook_secret"]})
@@ -173,6 +175,7 @@ async def update_alert(request: Request, here: Here, alert_id: str) -> Response:
         body = body_of(form)
         await run_in_threadpool(rt.alerts.update, here.tenant, alert_id, body)
     except BadRequest as exc:
+        note_error(request, exc)
         return await _form_page(request, here, form, alert_id, _errors(exc), 400)
     return see_other(f"{here.base}/alerts/{alert_id}")
 
