@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import version
@@ -87,11 +88,17 @@ def runtime_lifespan(rt: Runtime, name: AppName = "all") -> Lifespan:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(rt.start)
         await run_in_threadpool(_say_serving, rt, name)
+        started = time.monotonic()
         try:
             yield
         finally:
-            await run_in_threadpool(rt.close)
-            metrics.process_exited(os.getpid())
+            try:
+                await run_in_threadpool(rt.close)
+            finally:
+                metrics.process_exited(os.getpid())
+                # The serving line's counterpart: a log that ends without it ended in a crash.
+                served = time.monotonic() - started
+                log.info("stopped after serving for %.0fs", served, extra={"served_s": served})
 
     return lifespan
 

@@ -34,6 +34,7 @@ from limelight.ingest.otlp import Encoding, encoding_of, ingest_otlp, signal_for
 from limelight.ingest.otlp.codec import encode_message, encode_status, export_response
 from limelight.ingest.service import Origin, check_dataset
 from limelight.runtime import Runtime
+from limelight.web.access import note_error
 from limelight.web.body import read_body
 from limelight.web.problems import error_body, install_error_handlers, json_response
 from limelight.web.request import EVERY_METHOD, runtime_of
@@ -151,6 +152,7 @@ async def otlp_endpoint(request: Request) -> Response:
         return await _export(request, encoding)
     except ExposedError as exc:
         count_refused_request(API, exc.title, request.scope.get(BODY_BYTES, 0))
+        note_error(request, exc)
         return otlp_error(exc, encoding)
 
 

@@ -19,6 +19,7 @@ from starlette.responses import Response
 
 from limelight.errors import BadRequest, ExposedError
 from limelight.validation import field_errors
+from limelight.web.access import note_error, note_reason
 
 log = logging.getLogger("limelight.api")
 
@@ -54,20 +55,24 @@ _STATUS_TITLES = {cls.status: cls for cls in ExposedError.__subclasses__()}
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    async def exposed(_: Request, exc: Exception) -> Response:
+    async def exposed(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ExposedError)
+        note_error(request, exc)
         return error_response(exc)
 
-    async def framework_http(_: Request, exc: Exception) -> Response:
+    async def framework_http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         cls = _STATUS_TITLES.get(exc.status_code)
         message = cls.title if cls else str(exc.detail)
+        note_reason(request, message)
         return json_response({"message": message}, exc.status_code, dict(exc.headers or {}))
 
-    async def request_validation(_: Request, exc: Exception) -> Response:
+    async def request_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
         errors = field_errors(exc, skip=1, root="request")
-        return error_response(BadRequest("the request is not valid", errors=errors))
+        refused = BadRequest("the request is not valid", errors=errors)
+        note_error(request, refused)
+        return error_response(refused)
 
     async def unexpected(_: Request, exc: Exception) -> Response:
         return internal_error(exc)
