@@ -88,6 +88,18 @@ class UnsupportedMediaType(ExposedError):
     title = "Unsupported Media Type"
 
 
+class ClientClosedRequest(ExposedError):
+    """The client closed its connection before its request's body had all arrived.
+
+    No answer can reach it: 499 (nginx's status for this) is only what the access log
+    and the HTTP metrics record, so a client that goes away is not counted as a failure
+    of the server (a 500 with its traceback, for every request anyone cuts short).
+    """
+
+    status = 499
+    title = "Client Closed Request"
+
+
 class RateLimited(ExposedError):
     status = 429
     title = "Too Many Requests"

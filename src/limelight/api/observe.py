@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from limelight import metrics
+from limelight.errors import ClientClosedRequest
 from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.access")
@@ -80,6 +81,9 @@ class Observe:
             return
         tenant: Tenant | None = scope.get(TENANT_KEY)
         client = scope.get("client")
+        gone = status == ClientClosedRequest.status
+        if gone:  # the server drops the answer to a closed connection: nothing was sent
+            sent = 0
         fields: dict[str, Any] = {
             "method": method,
             "path": scope["path"],
@@ -91,8 +95,10 @@ class Observe:
             "client": client[0] if client else None,
         }
         who = f"{tenant.workspace_id}/{tenant.environment_id}" if tenant else "-"
+        if gone:
+            fields["client_went_away"] = True
         log.info(
-            "%s %s %s %.1fms %dB tenant=%s client=%s",
+            "%s %s %s %.1fms %dB tenant=%s client=%s%s",
             method,
             fields["path"],
             status,
@@ -100,6 +106,7 @@ class Observe:
             sent,
             who,
             fields["client"] or "-",
+            " (the client went away)" if gone else "",
             extra=fields,
         )
 
