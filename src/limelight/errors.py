@@ -110,8 +110,16 @@ class RateLimited(ExposedError):
 
 
 class Unavailable(ExposedError):
+    """The server cannot take the request now. Every 503 says when to try again
+    (``Retry-After``, in seconds): exporters and proxies retry a 503 only when told when,
+    and a client left to guess retries at once, onto the same full queue."""
+
     status = 503
     title = "Service Unavailable"
+
+    def __init__(self, reason: str | None = None, *, retry_after: int = 1) -> None:
+        super().__init__(reason, headers={"Retry-After": str(max(1, retry_after))})
+        self.retry_after = retry_after
 
 
 class StoreError(LimelightError):

@@ -91,7 +91,7 @@ class InFlightLimit:
 
 
 def _shed(reason: str) -> Unavailable:
-    return Unavailable(f"{reason}; retry later", headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+    return Unavailable(f"{reason}; retry later", retry_after=RETRY_AFTER_SECONDS)
 
 
 def otlp_error(exc: ExposedError, encoding: Encoding | None) -> Response:
