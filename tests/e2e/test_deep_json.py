@@ -1,7 +1,7 @@
 """Deeply nested JSON gets a 400 wherever a request body is read as JSON.
 
 What each parser reads: orjson 1,024 levels (the Events API, OTLP, the Queries, Alerts
-and Datasets APIs), pydantic's JSON parser about 250 (query runs), the standard library
+and Datasets APIs), pydantic's JSON parser 200 (query runs), the standard library
 up to Python's recursion limit (OAuth, and events holding integers beyond 64 bits); the
 OTLP JSON decoder refuses more than ``MAX_JSON_DEPTH`` levels itself, since the protobuf
 library's error messages repr what they could not read (1,001 levels were a 500).
