@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from limelight import metrics
+from limelight.errors import ClientClosedRequest
 from limelight.web.access import reason_of, tenant_of
 
 log = logging.getLogger("limelight.access")
@@ -77,6 +78,9 @@ class Observe:
             return
         tenant = tenant_of(scope)
         client = scope.get("client")
+        gone = status == ClientClosedRequest.status
+        if gone:  # the server drops the answer to a closed connection: nothing was sent
+            sent = 0
         fields: dict[str, Any] = {
             "method": method,
             "path": scope["path"],
@@ -89,7 +93,10 @@ class Observe:
         }
         who = f"{tenant.workspace_id}/{tenant.environment_id}" if tenant else "-"
         refused = ""
-        if 400 <= status < 500:
+        if gone:
+            fields["client_went_away"] = True
+            refused = " (the client went away)"
+        elif 400 <= status < 500:
             fields["reason"] = reason_of(scope) or _phrase(status)
             refused = f" reason={orjson.dumps(fields['reason']).decode()}"
         log.info(

@@ -45,7 +45,9 @@ BODY_BYTES = "limelight.body_bytes"  # the body's size once read, for the metric
 RETRY_AFTER_SECONDS = 1
 
 # gRPC status codes for the google.rpc.Status of error responses.
-GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 4, 413: 8, 415: 3, 429: 8, 503: 14}
+GRPC_CODES = {
+    400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 4, 413: 8, 415: 3, 429: 8, 499: 1, 503: 14,
+}  # fmt: skip
 GRPC_INTERNAL = 13
 
 
@@ -90,7 +92,7 @@ class InFlightLimit:
 
 
 def _shed(reason: str) -> Unavailable:
-    return Unavailable(f"{reason}; retry later", headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+    return Unavailable(f"{reason}; retry later", retry_after=RETRY_AFTER_SECONDS)
 
 
 def otlp_error(exc: ExposedError, encoding: Encoding | None) -> Response:

@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from limelight.errors import BadRequest, ExposedError
+from limelight.errors import BadRequest, ExposedError, Unavailable
 from limelight.validation import field_errors
 from limelight.web.access import note_error, note_reason
 
@@ -54,6 +54,17 @@ def internal_error(exc: BaseException) -> Response:
 _STATUS_TITLES = {cls.status: cls for cls in ExposedError.__subclasses__()}
 
 
+def framework_headers(exc: StarletteHTTPException) -> dict[str, str]:
+    """The headers of a framework's HTTP error; a 503 says when to retry, as every
+    ``Unavailable`` does."""
+    headers = dict(exc.headers or {})
+    if exc.status_code == Unavailable.status and not any(
+        name.lower() == "retry-after" for name in headers
+    ):
+        headers["Retry-After"] = str(Unavailable().retry_after)
+    return headers
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def exposed(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ExposedError)
@@ -65,7 +76,7 @@ def install_error_handlers(app: FastAPI) -> None:
         cls = _STATUS_TITLES.get(exc.status_code)
         message = cls.title if cls else str(exc.detail)
         note_reason(request, message)
-        return json_response({"message": message}, exc.status_code, dict(exc.headers or {}))
+        return json_response({"message": message}, exc.status_code, framework_headers(exc))
 
     async def request_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
