@@ -24,7 +24,7 @@ from typing import Any
 from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.scope import Scope
-from limelight.query.spans import SpanSql, has_trace_ids, spans_where
+from limelight.query.spans import SpanSql, holds_spans, spans_where
 from limelight.query.sql import Params
 from limelight.query.timeframe import buckets
 
@@ -64,15 +64,15 @@ def overview_statement(
 ) -> OverviewPlan | None:
     """Per service (or, given ``service``, per span name of it): requests, errors, the
     latency percentiles and, with ``series``, requests and errors per bucket. None when
-    no event of the tenant holds a trace id: no span, nothing to read."""
-    if not has_trace_ids(stored):
+    no event of the tenant is a span: nothing to read."""
+    if not holds_spans(stored):
         return None
     params = Params()
 
     def of_service(p: Params) -> list[str]:
         return [f"service = {p.add(service, 'String')}"] if service is not None else []
 
-    cond = spans_where(scope, params, dataset, timeframe, of_service)
+    cond = spans_where(scope, params, dataset, timeframe, stored, of_service)
     span = SpanSql.of(stored, params)
     group = "service" if service is None else span.name
     levels = ", ".join(f"{level:g}" for _, level in LEVELS)
@@ -168,11 +168,16 @@ def errors_statement(
 ) -> CompiledQuery | None:
     """A service's failed spans (status ``ERROR``, any kind) grouped by their ``error``
     message: how many, the newest one's time and trace, and the span names they failed in."""
-    if not has_trace_ids(stored):
+    if not holds_spans(stored):
         return None
     params = Params()
     cond = spans_where(
-        scope, params, dataset, timeframe, lambda p: [f"service = {p.add(service, 'String')}"]
+        scope,
+        params,
+        dataset,
+        timeframe,
+        stored,
+        lambda p: [f"service = {p.add(service, 'String')}"],
     )
     span = SpanSql.of(stored, params)
     columns = ", ".join(

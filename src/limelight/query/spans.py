@@ -77,9 +77,10 @@ class SpanSql:
         )
 
 
-def has_trace_ids(stored: StoredTypes) -> bool:
-    """False when no event of the tenant holds a trace id as a string: no span to read."""
-    return "string" in stored.expr(TRACE_ID).scalars
+def holds_spans(stored: StoredTypes) -> bool:
+    """False when no event of the tenant holds a trace id and a kind as strings: there
+    is no span to read."""
+    return all("string" in stored.expr(key).scalars for key in (TRACE_ID, KIND))
 
 
 def spans_where(
@@ -87,16 +88,25 @@ def spans_where(
     params: Params,
     dataset: str,
     timeframe: Timeframe,
+    stored: StoredTypes,
     more: Callable[[Params], Sequence[str]] = lambda _: (),
 ) -> Condition:
     """The tenant, the dataset and the timeframe (the sort key's prefix, so the engine
-    reads only their granules), then the conditions ``more`` adds."""
+    reads only their granules), the spans among their events, then the conditions
+    ``more`` adds.
+
+    A span is an event with a trace id and a kind: OTLP log records in the same
+    dataset may carry a trace id (and a span id), never a kind.
+    """
+    trace_id, kind = (stored.expr(key).scalars["string"] for key in (TRACE_ID, KIND))
     return scope.where(
         params,
         lambda p: [
             f"dataset = {p.add(dataset, 'String')}",
             f"timestamp >= fromUnixTimestamp64Milli({p.add(timeframe.from_ms, 'Int64')})",
             f"timestamp < fromUnixTimestamp64Milli({p.add(timeframe.to_ms, 'Int64')})",
+            f"{trace_id} != ''",
+            f"{kind} != ''",
             *more(p),
         ],
     )

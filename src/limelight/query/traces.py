@@ -34,7 +34,7 @@ from limelight.errors import BadRequest
 from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.scope import Scope
-from limelight.query.spans import TRACE_ID, SpanSql, filters_sql, has_trace_ids, spans_where
+from limelight.query.spans import SpanSql, filters_sql, holds_spans, spans_where
 from limelight.query.spec import OBJECT_EXAMPLES, Filter, FiniteFloat, filter_errors
 from limelight.query.sql import Params
 from limelight.validation import field_errors
@@ -121,20 +121,20 @@ class TraceSearchPlan:
 def compile_search(
     search: TraceSearch, scope: Scope, table: str, stored: StoredTypes
 ) -> TraceSearchPlan | None:
-    """The search's statement; None when no event of the tenant holds a trace id (there
-    is nothing to find, and no statement to run)."""
-    if not has_trace_ids(stored):
+    """The search's statement; None when no event of the tenant is a span (there is
+    nothing to find, and no statement to run)."""
+    if not holds_spans(stored):
         return None
     params = Params()
-    trace_id = stored.expr(TRACE_ID).scalars["string"]
-    # Events without a trace id (logs in the dataset) are no part of a trace.
-    cond = spans_where(
-        scope, params, search.dataset, search.timeframe, lambda _: [f"{trace_id} != ''"]
-    )
+    cond = spans_where(scope, params, search.dataset, search.timeframe, stored)
     span = SpanSql.of(stored, params)
     trace = f"cityHash64({span.trace_id})"
     start = "toUnixTimestamp64Milli(min(timestamp)) AS start"
-    duration = f"max(toUnixTimestamp64Milli(timestamp) + {span.duration}) - start AS duration"
+    # Times counted from the timeframe's start: an end of 1.8e12 ms + 71.271 is 71.270996
+    # once the start is taken off again (a double holds 16 digits).
+    origin = params.add(search.timeframe.from_ms, "Int64")
+    end = f"max(toUnixTimestamp64Milli(timestamp) - {origin} + {span.duration})"
+    duration = f"{end} - (start - {origin}) AS duration"
     order = "start DESC" if search.orderBy == "start" else "duration DESC, start DESC"
     limit = params.add(search.limit, "UInt32")
     # The page's traces, by the figures that cost little per trace.

@@ -57,5 +57,5 @@ def test_every_statement_is_tenant_scoped_limited_and_parameterised(name: str) -
 
 
 def test_a_tenant_whose_events_hold_no_trace_id_has_no_statement_to_run() -> None:
-    no_spans = StoredTypes({"traceId": frozenset({"Int64"})}, {})
+    no_spans = StoredTypes({"traceId": frozenset({"String"}), "kind": frozenset({"Int64"})}, {})
     assert compile_search(validate_search(FRAME), scope(), TABLE, no_spans) is None
