@@ -44,6 +44,8 @@ DEFAULT_TRACES = 20
 # A trace lists at most this many services (a trace through more is rare, and its row
 # stays small).
 MAX_SERVICES = 100
+# Services one search names (each a bound value of the statement).
+MAX_SEARCHED_SERVICES = 100
 # The last millisecond of the year 9999 (as query runs take it).
 MAX_UNIX_MS = 253_402_300_799_999
 
@@ -58,7 +60,7 @@ class TraceSearch(pydantic.BaseModel):
     dataset: StrictStr = "otel"
     from_: StrictInt = Field(alias="from", ge=0, le=MAX_UNIX_MS, description="unix ms")
     to: StrictInt = Field(ge=0, le=MAX_UNIX_MS, description="unix ms")
-    services: list[StrictStr] | None = None
+    services: list[StrictStr] | None = Field(None, max_length=MAX_SEARCHED_SERVICES)
     name: StrictStr | None = None
     status: Literal["error", "ok"] | None = None
     minDuration: Milliseconds | None = None  # noqa: N815 - the API's spelling
