@@ -27,6 +27,7 @@ from limelight.api.otel import create_otel_app
 from limelight.api.queries import router as queries_router
 from limelight.api.query_runs import router as query_runs_router
 from limelight.api.recent import router as recent_router
+from limelight.api.traces import router as traces_router
 from limelight.console import install_console
 from limelight.runtime import Runtime
 from limelight.settings import Settings
@@ -131,6 +132,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.include_router(query_runs_router)
     app.include_router(alerts_router)
     app.include_router(datasets_router)
+    app.include_router(traces_router)
 
     install_openapi(app)
     return app
