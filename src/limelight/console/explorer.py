@@ -179,7 +179,10 @@ async def explorer(request: Request, here: Here) -> Response:
         ]
         context["lines"] = lines
         context["total"] = page.data["count"]
-    context["histogram"] = _histogram(counts.data)
+    histogram = _histogram(counts.data)
+    if histogram is not None:  # the x axis spans the timeframe, events or not
+        histogram["span"] = [window.from_ms, window.to_ms]
+    context["histogram"] = histogram
     context["page_size"] = PAGE_SIZE
     return render("explorer.html", **context)
 

@@ -153,6 +153,11 @@ def _check_calculations(calcs: list[Calculation]) -> tuple[list[dict[str, str]],
         if spec.needs_key and not calc.key:
             errors.append({"field": f"{where}.key", "message": f"{calc.operator} needs a key"})
             continue
+        if spec.heatmap and any(
+            CALCULATIONS[c.operator].heatmap for c in calcs[:i] if c.operator in CALCULATIONS
+        ):
+            errors.append({"field": f"{where}.operator", "message": "one HEATMAP per query"})
+            continue
         name = value_name(calc.operator, calc.key, calc.alias)
         if name in names or name == "_count":
             field = f"{where}.alias" if calc.alias else where
