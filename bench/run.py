@@ -33,6 +33,7 @@ SECTIONS = [
     "ingest_table",
     "queries",
     "search",
+    "investigate",
     "storage",
     "otel",
     "alerts",

@@ -366,6 +366,8 @@ def calculate(operator: str, key: str | None, records: list[Record]) -> Any:
     numbers = [v for v in values if kind_of(v) == "number"]
     if operator == "COUNT":
         return sum(1 for r in records if present(r, key)) if key else len(records)
+    if operator == "HEATMAP":  # its total: the events holding a number at the key
+        return len(numbers)
     if operator == "COUNT_DISTINCT":
         return len({_distinct_id(v) for v in values} - {None})
     if operator == "SUM":
@@ -430,10 +432,52 @@ def aggregate(
         buckets.setdefault((start, gid), []).append(r)
     if not keys and not groups:
         groups[group_id({})] = []
-    return {
+    out: dict[str, Any] = {
         "aggregates": {gid: _values(calcs, rs) for gid, rs in groups.items()},
         "series": {key: _values(calcs, rs) for key, rs in buckets.items()},
     }
+    heatmap = [c["key"] for c in calcs if c["operator"] == "HEATMAP"]
+    if heatmap:  # per bucket time, the numbers at the key, whatever the groups
+        numbers: dict[int, list[float]] = {}
+        for r in chosen:
+            value = get(r, heatmap[0])
+            if kind_of(value) == "number":
+                start = frm + (r.system["_timestamp"] - frm) // granularity * granularity
+                numbers.setdefault(start, []).append(float(value))
+        out["heatmap"] = numbers
+    return out
+
+
+def _in_bucket(value: float, bucket: Mapping[str, float]) -> bool:
+    """A heatmap bucket holds [min, max) of positive values, (min, max] of negative
+    ones, and 0 alone."""
+    low, high = bucket["min"], bucket["max"]
+    if low == high == 0:
+        return value == 0
+    return low <= value < high if low > 0 else low < value <= high
+
+
+def heatmap_mismatches(data: Mapping[str, Any], numbers: Mapping[int, list[float]]) -> list[str]:
+    """Each time bucket's value buckets must count exactly the numbers inside their edges,
+    hold every number once, and not overlap."""
+    problems = []
+    for point in data["series"]:
+        held = numbers.get(point["time"], [])
+        buckets = point.get("buckets")
+        if buckets is None:
+            problems.append(f"series {point['time']}: no buckets")
+            continue
+        for b in buckets:
+            inside = sum(1 for v in held if _in_bucket(v, b))
+            if inside != b["count"] or b["count"] == 0:
+                problems.append(f"series {point['time']}: {b} holds {inside}")
+        if sum(b["count"] for b in buckets) != len(held):
+            problems.append(f"series {point['time']}: buckets count {len(held)} numbers apart")
+        edges = [(b["min"], b["max"]) for b in buckets]
+        apart = all(a[1] <= b[0] for a, b in zip(edges, edges[1:], strict=False))
+        if edges != sorted(edges) or not apart:
+            problems.append(f"series {point['time']}: buckets overlap or are out of order")
+    return problems
 
 
 # ---------------------------------------------------------------- events
@@ -584,6 +628,8 @@ def check_calculations(
         break  # later orders only break ties
     if len(data["series"]) != buckets:
         problems.append(f"{len(data['series'])} series buckets, expected {buckets}")
+    if "heatmap" in expected:
+        problems += heatmap_mismatches(data, expected["heatmap"])
     seen = set()
     for bucket in data["series"]:
         for point in bucket["data"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import version
@@ -27,6 +28,7 @@ from limelight.api.otel import create_otel_app
 from limelight.api.queries import router as queries_router
 from limelight.api.query_runs import router as query_runs_router
 from limelight.api.recent import router as recent_router
+from limelight.api.traces import router as traces_router
 from limelight.console import install_console
 from limelight.runtime import Runtime
 from limelight.settings import Settings
@@ -88,11 +90,17 @@ def runtime_lifespan(rt: Runtime, name: AppName = "all") -> Lifespan:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(rt.start)
         await run_in_threadpool(_say_serving, rt, name)
+        started = time.monotonic()
         try:
             yield
         finally:
-            await run_in_threadpool(rt.close)
-            metrics.process_exited(os.getpid())
+            try:
+                await run_in_threadpool(rt.close)
+            finally:
+                metrics.process_exited(os.getpid())
+                # The serving line's counterpart: a log that ends without it ended in a crash.
+                served = time.monotonic() - started
+                log.info("stopped after serving for %.0fs", served, extra={"served_s": served})
 
     return lifespan
 
@@ -125,6 +133,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.include_router(query_runs_router)
     app.include_router(alerts_router)
     app.include_router(datasets_router)
+    app.include_router(traces_router)
     app.include_router(managed_router)
 
     install_openapi(app)

@@ -88,6 +88,18 @@ class UnsupportedMediaType(ExposedError):
     title = "Unsupported Media Type"
 
 
+class ClientClosedRequest(ExposedError):
+    """The client closed its connection before its request's body had all arrived.
+
+    No answer can reach it: 499 (nginx's status for this) is only what the access log
+    and the HTTP metrics record, so a client that goes away is not counted as a failure
+    of the server (a 500 with its traceback, for every request anyone cuts short).
+    """
+
+    status = 499
+    title = "Client Closed Request"
+
+
 class RateLimited(ExposedError):
     status = 429
     title = "Too Many Requests"
@@ -98,8 +110,16 @@ class RateLimited(ExposedError):
 
 
 class Unavailable(ExposedError):
+    """The server cannot take the request now. Every 503 says when to try again
+    (``Retry-After``, in seconds): exporters and proxies retry a 503 only when told when,
+    and a client left to guess retries at once, onto the same full queue."""
+
     status = 503
     title = "Service Unavailable"
+
+    def __init__(self, reason: str | None = None, *, retry_after: int = 1) -> None:
+        super().__init__(reason, headers={"Retry-After": str(max(1, retry_after))})
+        self.retry_after = retry_after
 
 
 class StoreError(LimelightError):

@@ -21,6 +21,7 @@ import tempfile
 from typing import Any, ClassVar
 
 import uvicorn
+from uvicorn._types import ASGIReceiveCallable, ASGISendCallable, Scope
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from limelight.errors import LimelightError
@@ -33,10 +34,35 @@ log = logging.getLogger("limelight.http")
 # File descriptors kept for everything but client connections: the engines' files,
 # the metadata database, the listening socket, logs.
 RESERVED_FDS = 256
+# Every 503 says when to retry (see ``errors.Unavailable``), these two as well: a
+# connection past the cap, and a request past the concurrency limit.
+RETRY_AFTER_SECONDS = 1
 AT_CAPACITY = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"content-length: 19\r\nconnection: close\r\n\r\nService Unavailable"
+    b"content-length: 19\r\nretry-after: %d\r\nconnection: close\r\n\r\nService Unavailable"
+    % RETRY_AFTER_SECONDS
 )
+
+
+async def over_concurrency(
+    scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+) -> None:
+    """uvicorn's answer past ``limit_concurrency`` (its ``service_unavailable``), with
+    Retry-After, which uvicorn's lacks."""
+    retry_after = str(RETRY_AFTER_SECONDS).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", b"19"),
+                (b"retry-after", retry_after),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"Service Unavailable", "more_body": False})
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
@@ -50,6 +76,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     sees such connections. Here a connection whose head is not complete within
     ``header_timeout`` of its opening (or of its previous response) is closed,
     and a connection beyond ``max_connections`` is answered 503 and closed at once.
+    Both 503s carry Retry-After, which uvicorn's own lacks.
 
     A class of the module (not made per server) so that uvicorn's worker
     processes can import it; ``configure_guards`` sets its limits in each process.
@@ -83,7 +110,19 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._stop_waiting()
-        super().on_headers_complete()
+        limit = self.limit_concurrency
+        if limit is None or (len(self.connections) < limit and len(self.tasks) < limit):
+            super().on_headers_complete()
+            return
+        # Over the limit: uvicorn would answer its own 503, without Retry-After. Its check
+        # is turned off for this request and it serves ours; both are put back at once
+        # (one connection's request, on the event loop).
+        log.warning("over %d connections or requests at once: answered 503", limit)
+        app, self.app, self.limit_concurrency = self.app, over_concurrency, None
+        try:
+            super().on_headers_complete()
+        finally:
+            self.app, self.limit_concurrency = app, limit
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

@@ -86,6 +86,13 @@ QUERY_RUNS_WAITING = Gauge(
     "Query runs waiting for a worker (the queue's depth).",
     multiprocess_mode="livesum",
 )
+QUERY_RUNS_REFUSED = Counter(
+    "limelight_query_runs_refused",
+    "Query runs the run queue refused (503), by reason: workspace_queue_full (the "
+    "workspace's waiting runs at their bound), queue_full (the server's), stopping (the "
+    "server is starting or stopping).",
+    ["reason"],
+)
 OTLP_IN_FLIGHT = Gauge(
     "limelight_otlp_requests_in_flight",
     "OTLP requests being stored now.",

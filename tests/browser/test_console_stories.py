@@ -27,6 +27,12 @@ def rows(console: Console) -> Any:
     return console.page.locator("table[data-events] tbody tr")
 
 
+def shown(value: float) -> str:
+    """A number as every chart and table of the console shows it (en-US: thousands
+    separated, at most three decimals)."""
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
 def p99(values: list[float]) -> float:
     """numpy's default percentile: linear interpolation between closest ranks."""
     ordered = sorted(values)
@@ -140,7 +146,7 @@ def test_p99_of_duration_by_service_charted_saved_and_reopened(console: Console)
     expect(page.locator("#series-chart canvas")).to_have_count(1)
     table = page.locator("#result-table tbody tr")
     expect(table).to_have_text(
-        [f"{s}{p99(durations[s]):.3f}" for s in ("payments", "checkout", "search")]
+        [f"{s}{shown(p99(durations[s]))}" for s in ("payments", "checkout", "search")]
     )
     console.shot("query-builder", readme=True)
 
@@ -239,6 +245,57 @@ def test_an_admin_key_is_shown_once_and_refused_once_revoked(console: Console) -
     row.get_by_role("button", name="Revoke").click()
     expect(row).to_contain_text("revoked")
     assert datasets_api() == 401
+
+
+def test_reloading_after_creating_a_key_or_an_alert_creates_nothing_and_shows_no_secret(
+    console: Console,
+) -> None:
+    """Each form answers with a redirect: the page it leads to shows the new secret once,
+    and a reload asks for that page again rather than sending the form again."""
+    page = console.page
+    headers = {"Authorization": console.tenant.admin_key}
+    server = console.server
+    saved = web.post(
+        f"{server.url}/v1/queries",
+        json={"name": "orders", "calculations": [{"operator": "COUNT"}]},
+        headers=headers,
+        timeout=30,
+    )
+    assert saved.status_code == 200, saved.text
+    name = f"key-{uuid.uuid4().hex[:8]}"
+
+    def rows_named(text: str) -> Any:
+        return page.locator("tbody tr").filter(has=page.get_by_role("cell", name=text, exact=True))
+
+    console.open(f"{console.base}/keys")
+    page.get_by_label("Kind").select_option("admin")
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("heading", name="Your new admin key")).to_be_visible()
+    key = page.locator("#new-key").inner_text().strip()
+    assert key.startswith("ll_sk_") and key not in page.url
+    assert page.url == f"{server.url}{console.base}/keys"
+    page.reload()
+    expect(rows_named(name)).to_have_count(1)
+    expect(page.get_by_role("heading", name="Your new admin key")).to_have_count(0)
+    assert key not in page.content()
+
+    console.open(f"{console.base}/alerts/new")
+    page.get_by_label("Name", exact=True).fill("orders piling up")
+    page.get_by_label("Value").fill("1000")
+    page.get_by_role("button", name="Create alert").click()
+    expect(page.get_by_role("heading", name="Alert created")).to_be_visible()
+    secret = page.locator("#webhook-secret").inner_text().strip()
+    assert secret.startswith("ll_ws_") and secret not in page.url
+    page.reload()
+    expect(page.get_by_role("heading", name="orders piling up")).to_be_visible()
+    expect(page.get_by_role("heading", name="Alert created")).to_have_count(0)
+    assert secret not in page.content()
+
+    listed = web.get(f"{server.url}/v1/alerts", headers=headers, timeout=30).json()["alerts"]
+    assert [a["name"] for a in listed] == ["orders piling up"]
+    keys = console.server.cli_json("keys", "list", "--environment", console.tenant.environment_id)
+    assert [k["name"] for k in keys].count(name) == 1
 
 
 def test_a_user_of_another_workspace_gets_404_for_every_page(

@@ -296,6 +296,29 @@ def test_bad_alerts_get_400_naming_each_field(alerting_server: LiveServer) -> No
     assert wrong_calc.json()["errors"] == [
         {"field": "calculation", "message": "not a calculation of the query; one of: P99(duration)"}
     ]
+    # A heatmap is a distribution, no number for a threshold: no alert watches one.
+    heatmap = api.post(
+        "/v1/queries",
+        {
+            "name": "latency map",
+            "calculations": [
+                {"operator": "HEATMAP", "key": "duration"},
+                {"operator": "P99", "key": "duration"},
+            ],
+        },
+    ).json()["query"]["id"]
+    on_heatmap = api.post(
+        "/v1/alerts",
+        {
+            "name": "x",
+            "query_id": heatmap,
+            "calculation": "HEATMAP(duration)",
+            "threshold": {"operation": ">", "value": 1},
+        },
+    )
+    assert on_heatmap.json()["errors"] == [
+        {"field": "calculation", "message": "not a calculation of the query; one of: P99(duration)"}
+    ]
     no_calc = api.post("/v1/queries", {"name": "plain"}).json()["query"]["id"]
     refused = api.post(
         "/v1/alerts",

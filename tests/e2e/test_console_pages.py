@@ -5,16 +5,29 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from fastapi.routing import APIRoute
 
+from limelight.console import PAGE_MODULES
 from tests import web
-from tests.e2e.oauth_support import Browser, new_user, post_forms
+from tests.e2e.oauth_support import (
+    Browser,
+    exchange,
+    new_user,
+    parse_page,
+    post_forms,
+    query_of,
+    register,
+)
 from tests.support import LiveServer, Tenant
 
 
@@ -141,6 +154,13 @@ def test_every_page_has_the_security_headers_and_runs_only_the_servers_scripts(
             script = member.get(src)
             assert script.status_code == 200
             assert script.headers["content-type"].startswith("text/javascript")
+
+
+def test_every_page_links_to_the_api_docs(member: Member) -> None:
+    for path in ["/", *pages_of(member)]:
+        assert '<a class="docs" href="/docs">API docs</a>' in member.get(path).text, path
+    docs = member.get("/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
 
 
 def test_the_vendored_chart_library_is_served_by_the_app_and_nothing_else_is(
@@ -290,11 +310,12 @@ def test_alerts_are_created_checked_tested_edited_and_keep_their_query(member: M
     assert refused.status_code == 400
     assert "destinations[0].url" in refused.text
     created = member.post(f"{b}/alerts", **form)
-    assert created.status_code == 200
-    assert "shown only this once" in created.text and "ll_ws_" in created.text
-    alert_id = re.search(rf"{b}/alerts/(\w+)/edit", created.text)
+    assert created.status_code == 303
+    page = created.headers["location"]
+    alert_id = re.fullmatch(rf"{b}/alerts/(\w+)", page)
     assert alert_id
-    page = f"{b}/alerts/{alert_id.group(1)}"
+    shown = member.get(page).text
+    assert "shown only this once" in shown and "ll_ws_" in shown
 
     deadline = time.monotonic() + 20
     while 'id="alert-data"' not in (text := member.get(page).text):  # its first check
@@ -305,7 +326,7 @@ def test_alerts_are_created_checked_tested_edited_and_keep_their_query(member: M
     assert "ALARM" in member.get(f"{b}/alerts").text
 
     tested = member.post(f"{page}/test")
-    assert tested.status_code == 200 and "no destination to notify" in tested.text
+    assert tested.status_code == 303 and "no destination to notify" in member.get(page).text
     edited = member.post(page, **{**form, "value": "1000"})
     assert edited.status_code == 303
     assert "COUNT &gt; 1000" in member.get(page).text
@@ -318,3 +339,116 @@ def test_alerts_are_created_checked_tested_edited_and_keep_their_query(member: M
 
     assert member.post(f"{page}/delete").status_code == 303
     assert member.get(page).status_code == 404
+
+
+# The builder's script starts runs with this and reads the JSON answer: no form posts it,
+# so no reload can send it again.
+SCRIPT_POSTS = {"/env/{environment_id}/query/run"}
+
+
+def console_posts() -> set[str]:
+    return {
+        route.path
+        for module in PAGE_MODULES
+        for route in module.router.routes
+        if isinstance(route, APIRoute) and "POST" in route.methods
+    }
+
+
+def test_every_console_form_answers_with_a_redirect(server: LiveServer, tmp_path: Path) -> None:
+    """POST, redirect, GET (303): reloading the page a form led to never sends it again."""
+    tenant = server.new_tenant()
+    m = member_of(server, tenant)
+    b = m.base
+    answered: dict[str, httpx.Response] = {}
+
+    def post(template: str, path: str, **fields: Any) -> httpx.Response:
+        answered[template] = answer = m.post(path, **fields)
+        return answer
+
+    email, password = new_user(server, tenant.workspace_id)
+    other = Browser(server)
+    answered["/login"] = other.login(email, password)
+    integration = register(server, tmp_path)
+    consent = other.consent(other.authorize_url(integration))
+    answered["/oauth/authorize"] = approved = other.decide(consent)
+    code = query_of(approved.headers["location"])["code"]
+    assert exchange(server, integration, code).status_code == 200  # installed
+    [uninstall] = [
+        f for f in parse_page(other.client.get("/").text).forms if "/uninstall" in f.action
+    ]
+    answered["/installations/{installation_id}/uninstall"] = other.client.post(
+        uninstall.action, data=dict(uninstall.fields)
+    )
+    other.close()
+
+    envs = "/workspaces/{workspace_id}/environments"
+    post(envs, envs.format(workspace_id=tenant.workspace_id), name=uuid.uuid4().hex[:6])
+    created_key = post("/env/{environment_id}/keys", f"{b}/keys", kind="admin")
+    assert created_key.headers["location"] == f"{b}/keys"
+    key_id = re.findall(r"/keys/(\w+)/revoke", m.get(f"{b}/keys").text)[-1]
+    post("/env/{environment_id}/keys/{key_id}/revoke", f"{b}/keys/{key_id}/revoke")
+    post("/env/{environment_id}/redaction", f"{b}/redaction", redact="on")
+    saved = post("/env/{environment_id}/queries", f"{b}/queries", name="n", builder="co=COUNT")
+    query_id = parse_qs(urlsplit(saved.headers["location"]).query)["saved"][0]
+    update = "/env/{environment_id}/queries/{query_id}"
+    post(update, f"{b}/queries/{query_id}", name="n2", builder="co=COUNT")
+    form = {"name": "a", "target": f"{m.query_id}|COUNT", "operation": ">", "value": "9"}
+    created = post("/env/{environment_id}/alerts", f"{b}/alerts", **form)
+    alert = created.headers["location"]
+    alert_id = alert.rsplit("/", 1)[1]
+    assert alert == f"{b}/alerts/{alert_id}"
+    post("/env/{environment_id}/alerts/{alert_id}", alert, **form)
+    post("/env/{environment_id}/alerts/{alert_id}/test", f"{alert}/test")
+    post("/env/{environment_id}/alerts/{alert_id}/delete", f"{alert}/delete")
+    post("/env/{environment_id}/queries/{query_id}/delete", f"{b}/queries/{query_id}/delete")
+    post("/logout", "/logout")
+    m.browser.close()
+
+    assert set(answered) == console_posts() - SCRIPT_POSTS
+    statuses = {template: answer.status_code for template, answer in answered.items()}
+    assert statuses == dict.fromkeys(answered, 303)
+    for answer in answered.values():
+        assert "ll_sk_" not in answer.headers["location"]
+        assert "ll_ws_" not in answer.headers["location"]
+
+
+def secrets_on(page: httpx.Response) -> list[str]:
+    """The whole admin keys and webhook secrets a page shows."""
+    return re.findall(r"ll_(?:sk|ws)_[\w-]{43}", page.text)
+
+
+def test_a_new_secret_is_shown_once_and_only_to_the_session_that_made_it(
+    server: LiveServer,
+) -> None:
+    tenant = server.new_tenant()
+    m = member_of(server, tenant)
+    same_user = Browser(server)
+    email, password = new_user(server, tenant.workspace_id)
+    assert same_user.login(email, password).status_code == 303
+    keys = f"{m.base}/keys"
+    try:
+        created = m.post(keys, kind="admin", name="once")
+        assert created.status_code == 303 and created.headers["location"] == keys
+        # Another session of the workspace views the page first: it sees no secret, and
+        # takes nothing from the session that made it.
+        assert secrets_on(same_user.client.get(keys)) == []
+        [key] = secrets_on(m.get(keys))
+        assert secrets_on(m.get(keys)) == []  # reloaded: gone
+        assert web.get(
+            f"{server.url}/v1/datasets", headers={"Authorization": key}, timeout=30
+        ).is_success
+
+        form = {"name": "a", "target": f"{m.query_id}|COUNT", "operation": ">", "value": "9"}
+        alert = m.post(f"{m.base}/alerts", **form).headers["location"]
+        assert secrets_on(same_user.client.get(alert)) == []
+        [secret] = secrets_on(m.get(alert))
+        assert secret.startswith("ll_ws_")
+        assert secrets_on(m.get(alert)) == []
+        tested = m.post(f"{alert}/test")
+        assert tested.status_code == 303 and tested.headers["location"] == alert
+        assert "no destination to notify" in m.get(alert).text
+        assert "no destination to notify" not in m.get(alert).text
+    finally:
+        same_user.close()
+        m.browser.close()

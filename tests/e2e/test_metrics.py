@@ -99,6 +99,9 @@ def _check_counts(before: Samples, after: Samples) -> None:
     assert grew("limelight_ingest_events_total", api="otlp", outcome="invalid") == 1
     assert grew("limelight_alert_checks_total", state="ALARM") >= 1
     assert value(after, "limelight_query_runs_waiting") == 0
+    # Every reason the run queue refuses for is there from the start.
+    for reason in ("stopping", "workspace_queue_full", "queue_full"):
+        assert ("limelight_query_runs_refused_total", frozenset({("reason", reason)})) in after
     assert value(after, "limelight_otlp_requests_in_flight") == 0
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from limelight.console.session import FORM_EXPIRED
 from tests import web
+from tests.e2e.test_console_pages import member_of
 from tests.support import CLI, LiveServer, access_pids, free_port, launch
 
 
@@ -93,11 +95,13 @@ def test_serving_one_api_prints_only_its_address(tmp_path: Path) -> None:
 def test_the_serving_line_names_addresses_data_directory_and_versions(tmp_path: Path) -> None:
     server = launch(tmp_path / "data")
     server.stop()
-    serving = [
+    said = [
         line for line in server.log_path.read_text().splitlines() if "limelight.server:" in line
     ]
-    assert len(serving) == 1
-    line = serving[0]
+    assert len(said) == 2
+    line, stopped = said
+    # The serving line's counterpart, last: a log without it ended in a crash.
+    assert re.search(r"limelight\.server: stopped after serving for \d+s$", stopped)
     assert f"events url {server.url}/events/v1/<dataset>" in line
     assert f"queries url {server.url}/v1/queries" in line
     assert f"data directory {tmp_path / 'data'};" in line
@@ -133,7 +137,9 @@ def test_the_access_log_says_who_sent_what_and_never_a_key(server: LiveServer) -
         stored,
     )
     assert re.search(
-        rf"POST /events/v1/{dataset} 401 \d+\.\dms \d+B tenant=- client=127\.0\.0\.1$", unauthorised
+        rf"POST /events/v1/{dataset} 401 \d+\.\dms \d+B tenant=- client=127\.0\.0\.1 "
+        r'reason="Unauthorised"$',
+        unauthorised,
     )
     log = server.log_path.read_text()
     assert tenant.ingest_key not in log and tenant.admin_key not in log and wrong not in log
@@ -165,9 +171,11 @@ def test_the_access_log_can_be_turned_off_and_written_as_json(tmp_path: Path) ->
     assert sent["pid"] == structured.proc.pid if structured.proc else 0
     assert isinstance(sent["duration_ms"], float) and sent["bytes"] == 30
     assert sent["time"].endswith("+00:00")
-    serving = [r for r in records if r["logger"] == "limelight.server"]
-    assert len(serving) == 1 and serving[0]["data_dir"] == str(tmp_path / "json")
-    assert set(serving[0]["versions"]) == {"limelight", "python", "clickhouse"}
+    serving, stopped = [r for r in records if r["logger"] == "limelight.server"]
+    assert serving["data_dir"] == str(tmp_path / "json")
+    assert set(serving["versions"]) == {"limelight", "python", "clickhouse"}
+    assert stopped["message"].startswith("stopped after serving for ")
+    assert isinstance(stopped["served_s"], float)
 
 
 def test_requests_are_spread_over_the_processes_of_a_scaled_server(server: LiveServer) -> None:
@@ -186,3 +194,37 @@ def test_requests_are_spread_over_the_processes_of_a_scaled_server(server: LiveS
         if len(pids) == 2:
             break
     assert len(pids) == 2, pids
+
+
+def test_console_lines_name_the_tenant_and_refusals_their_reason(server: LiveServer) -> None:
+    tenant = server.new_tenant()
+    member = member_of(server, tenant)
+    stranger = member_of(server, server.new_tenant())
+    keys = f"{member.base}/keys"
+    try:
+        assert member.get(keys).status_code == 200
+        assert stranger.get(keys).status_code == 404  # not a member: no tenant is named
+        assert member.post(keys, kind="root").status_code == 400
+        assert member.browser.client.post(keys, data={"csrf": "forged"}).status_code == 403
+    finally:
+        member.browser.close()
+        stranger.browser.close()
+    # A path of this test's own: the server is shared, and other tests ask for others.
+    nowhere = f"/v1/no-such-endpoint-{uuid.uuid4().hex[:8]}"
+    missing = web.get(f"{server.url}{nowhere}")
+    assert missing.status_code == 404
+    lines = _access_lines(server, f" {keys} ", 4)
+    assert len(lines) == 4, lines
+    page, foreign, refused, forged = lines
+    who = f"tenant={tenant.workspace_id}/{tenant.environment_id}"
+    assert re.search(rf"GET {keys} 200 .* {who} client=127\.0\.0\.1$", page)
+    assert re.search(
+        rf'GET {keys} 404 .* tenant=- client=127\.0\.0\.1 reason="Not Found"$', foreign
+    )
+    assert re.search(
+        rf'POST {keys} 400 .* {who} client=\S+ reason="choose the kind of key: ingest or admin"$',
+        refused,
+    )
+    assert forged.endswith(f'{who} client=127.0.0.1 reason="{FORM_EXPIRED}"')
+    [unknown] = _access_lines(server, nowhere, 1)
+    assert unknown.endswith('reason="Not Found"')

@@ -515,3 +515,47 @@ def well_formed_specs(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.integers(0, 3)) == 0:
         spec["limit"] = draw(st.integers(1, MAX_LIMIT))
     return spec
+
+
+# Stands for the nested value in a document until its text is spliced in.
+_DEEP = "\x00deep\x00"
+_OPENERS = ["[", '{"values": ', '{"x": ', '{"arrayValue": ']
+_CLOSERS = {"[": "]", "{": "}"}
+
+
+def _depth(value: Any) -> int:
+    """Levels of objects and arrays in a (shallow) value, itself the first."""
+    children = value.values() if isinstance(value, dict) else value
+    if not isinstance(value, dict | list):
+        return 0
+    return 1 + max((_depth(child) for child in children), default=0)
+
+
+@st.composite
+def otlp_json_nested(draw: st.DrawFn, parser_limit: int, limit: int) -> tuple[str, bytes, int]:
+    """(signal, body, depth): a valid OTLP JSON request with a value ``levels`` deep put
+    anywhere in it (under an OTLP field's name, another name, or in an array), and how
+    deep the body nests in all. Levels around ``limit`` and the parser's are drawn often."""
+    signal, request = draw(otlp_requests())
+    doc: Any = json_format.MessageToDict(request)
+    node, depth = doc, 1
+    for _ in range(draw(st.integers(0, 6))):
+        values = node.values() if isinstance(node, dict) else node
+        children = [c for c in values if isinstance(c, dict | list)]
+        if not children:
+            break
+        node, depth = draw(st.sampled_from(children)), depth + 1
+    edges = [limit - depth, limit - depth + 1, parser_limit - depth, parser_limit - depth + 1]
+    levels = draw(st.sampled_from([e for e in edges if e > 0]) | st.integers(1, 1100))
+    if isinstance(node, dict):
+        node[draw(st.sampled_from(OTLP_NAMES) | keys)] = _DEEP
+    else:
+        node.append(_DEEP)
+    # A short pattern of levels, repeated: drawing each of 1,000 levels costs seconds.
+    # Arrays alone half the time: arrays of arrays where json_format wants messages are
+    # what its error messages repr.
+    pattern = draw(st.just(["["]) | st.lists(st.sampled_from(_OPENERS), min_size=1, max_size=3))
+    openers = [pattern[n % len(pattern)] for n in range(levels)]
+    nested = "".join(openers) + '"x"' + "".join(_CLOSERS[o[0]] for o in reversed(openers))
+    text = json.dumps(doc).replace(json.dumps(_DEEP), nested, 1)
+    return signal, text.encode(), max(_depth(doc), depth + levels)

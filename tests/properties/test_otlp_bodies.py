@@ -9,20 +9,28 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from limelight.errors import ExposedError
-from limelight.ingest.otlp.codec import Encoding, encode_message, export_response
+from limelight.errors import BadRequest, ExposedError
+from limelight.ingest.otlp.codec import (
+    MAX_JSON_DEPTH,
+    TOO_DEEP,
+    Encoding,
+    decode_request,
+    encode_message,
+    export_response,
+)
 from limelight.ingest.otlp.service import ingest_otlp
 from limelight.ingest.otlp.signals import SIGNALS
 from limelight.ingest.service import Origin
 from limelight.tenant import Tenant
 from tests import query_reference as ref
-from tests.properties.strategies import otlp_json_bodies, otlp_protobuf_bodies
+from tests.properties.strategies import otlp_json_bodies, otlp_json_nested, otlp_protobuf_bodies
 from tests.unit.ingest.limits import limits
 
 TENANT = Tenant("ws_properties", "env_otlp")
+ORJSON_DEPTH = 1024  # the deepest JSON orjson reads
 LIMITS = limits(64 * 1024)
 
 
@@ -55,3 +63,22 @@ def test_any_json_body_is_stored_or_refused_with_a_client_error(
     store: Any, request: tuple[str, bytes], redact: bool
 ) -> None:
     export(store, *request, Encoding.JSON, redact)
+
+
+@given(request=otlp_json_nested(ORJSON_DEPTH, MAX_JSON_DEPTH))
+# Answered 500: json_format's error message held the value, whose repr passed Python's
+# recursion limit.
+@example(request=("traces", b'{"resourceSpans":' + b"[" * 1001 + b"]" * 1001 + b"}", 1002))
+def test_a_json_body_is_refused_for_its_depth_exactly_when_it_nests_past_the_limit(
+    request: tuple[str, bytes, int],
+) -> None:
+    name, body, depth = request
+    try:
+        decode_request(SIGNALS[name], body, Encoding.JSON)
+    except BadRequest as exc:
+        if depth > ORJSON_DEPTH:
+            assert exc.reason == "the body is not valid JSON"
+        else:
+            assert (exc.reason == TOO_DEEP) == (depth > MAX_JSON_DEPTH), (depth, exc.reason)
+        return
+    assert depth <= MAX_JSON_DEPTH

@@ -20,7 +20,7 @@ from limelight.auth.sealing import Sealer
 from limelight.auth.secrets import SecretKind, new_secret
 from limelight.errors import BadRequest, NotFound
 from limelight.ids import new_id
-from limelight.query.calculations import value_name
+from limelight.query.calculations import CALCULATIONS, value_name
 from limelight.query.spec import QueryFields, validate_fields
 from limelight.ratelimit import RateLimiter
 from limelight.settings import Settings
@@ -42,8 +42,13 @@ DEFAULT_FREQUENCY_S = 60
 
 def calculation_operators(fields: QueryFields) -> dict[str, str]:
     """Each name a query's calculations are answered under (``COUNT``, ``P99(duration)``,
-    an alias), with its operator."""
-    return {value_name(c.operator, c.key, c.alias): c.operator for c in fields.calculations or []}
+    an alias), with its operator; a HEATMAP is no number to compare with a threshold,
+    and no alert watches one."""
+    return {
+        value_name(c.operator, c.key, c.alias): c.operator
+        for c in fields.calculations or []
+        if not CALCULATIONS[c.operator].heatmap
+    }
 
 
 def value_names(fields: QueryFields) -> list[str]:

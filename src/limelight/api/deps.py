@@ -5,11 +5,11 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from limelight.api.observe import note_tenant
 from limelight.auth.api_keys import KeyContext, resolve_api_key
 from limelight.errors import Forbidden, Unauthorised
 from limelight.ingest.batch import IngestLimits
 from limelight.settings import Settings
+from limelight.web.access import note_tenant
 from limelight.web.request import runtime_of
 
 

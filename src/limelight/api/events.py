@@ -18,6 +18,7 @@ from limelight.api.observe import count_ingest, count_refused_request, note_rout
 from limelight.errors import BadRequest, ExposedError, MethodNotAllowed
 from limelight.ingest.service import Origin, check_dataset, ingest_body
 from limelight.runtime import Runtime
+from limelight.web.access import note_error, note_reason
 from limelight.web.body import read_body
 from limelight.web.problems import (
     error_response,
@@ -84,6 +85,7 @@ async def events_endpoint(request: Request) -> Response:
         )
     except ExposedError as exc:
         count_refused_request(API, exc.title, len(body))
+        note_error(request, exc)
         return _answer(error_response(exc), request, body_read)
     except Exception as exc:
         count_refused_request(API, "internal error", len(body))
@@ -95,6 +97,7 @@ async def events_endpoint(request: Request) -> Response:
         body_out: dict[str, object] = {"message": "Bad Request", "invalid": outcome.invalid}
         if outcome.invalid_count > len(outcome.invalid):
             body_out["invalidCount"] = outcome.invalid_count
+        note_reason(request, f"{outcome.invalid_count} invalid events")
         return json_response(body_out, 400, CORS_HEADERS)
     return json_response(ACCEPTED, 202, CORS_HEADERS)
 

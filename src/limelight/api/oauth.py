@@ -17,6 +17,7 @@ from limelight.auth.oauth.requests import MAX_BODY
 from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
 from limelight.errors import PayloadTooLarge, RequestTimeout
 from limelight.runtime import Runtime
+from limelight.web.access import note_reason
 from limelight.web.body import read_body
 from limelight.web.problems import json_response
 from limelight.web.request import EVERY_METHOD, client_ip
@@ -29,7 +30,9 @@ def server_of(request: Request) -> OAuthServer:
     return server
 
 
-def to_response(answer: OAuthResponse) -> Response:
+def to_response(request: Request, answer: OAuthResponse) -> Response:
+    if answer.status >= 400 and isinstance(answer.body, dict):
+        note_reason(request, str(answer.body.get("message") or answer.body.get("error")))
     if answer.body is None:
         return Response(status_code=answer.status, headers=answer.headers)
     return json_response(answer.body, answer.status, answer.headers)
@@ -63,7 +66,7 @@ async def answer_post(request: Request, handle: Callable[[HttpInput], OAuthRespo
     except RequestTimeout as exc:
         body = {"error": "invalid_request", "message": str(exc)}
         return json_response(body, 408, {**NO_STORE, **exc.headers})
-    return to_response(await run_in_threadpool(handle, data))
+    return to_response(request, await run_in_threadpool(handle, data))
 
 
 @router.api_route("/oauth/token", methods=EVERY_METHOD)
@@ -85,7 +88,7 @@ async def environments(request: Request) -> Response:
         request.headers.get("authorization"),
         request.url.query,
     )
-    return to_response(answer)
+    return to_response(request, answer)
 
 
 def install_oauth(app: FastAPI, runtime: Runtime) -> None:

@@ -4,7 +4,8 @@ An ASGI middleware around the whole app, so it sees every request, the mounted
 Events and OTLP apps included, and the status and bytes actually sent. The line
 names the method, the path (never the query string: a client may put a token
 there), the status, the time, the bytes of the response body, the tenant whose
-key authenticated the request and the client's address; never a key or a body.
+key (or console page) the request served, the client's address and, for a 4xx,
+the reason it was refused (``web/access.py``); never a key or a body.
 """
 
 from __future__ import annotations
@@ -12,23 +13,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any
 
+import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from limelight import metrics
-from limelight.tenant import Tenant
+from limelight.errors import ClientClosedRequest
+from limelight.web.access import reason_of, tenant_of
 
 log = logging.getLogger("limelight.access")
 
-TENANT_KEY = "limelight.tenant"
 ROUTE_KEY = "limelight.route"
-
-
-def note_tenant(request: Request, tenant: Tenant) -> None:
-    """Record whose key authenticated the request, for its access-log line."""
-    request.scope[TENANT_KEY] = tenant
 
 
 def note_route(request: Request, template: str) -> None:
@@ -78,8 +76,11 @@ class Observe:
         metrics.HTTP_SECONDS.labels(route).observe(seconds)
         if not self.access_log:
             return
-        tenant: Tenant | None = scope.get(TENANT_KEY)
+        tenant = tenant_of(scope)
         client = scope.get("client")
+        gone = status == ClientClosedRequest.status
+        if gone:  # the server drops the answer to a closed connection: nothing was sent
+            sent = 0
         fields: dict[str, Any] = {
             "method": method,
             "path": scope["path"],
@@ -91,8 +92,15 @@ class Observe:
             "client": client[0] if client else None,
         }
         who = f"{tenant.workspace_id}/{tenant.environment_id}" if tenant else "-"
+        refused = ""
+        if gone:
+            fields["client_went_away"] = True
+            refused = " (the client went away)"
+        elif 400 <= status < 500:
+            fields["reason"] = reason_of(scope) or _phrase(status)
+            refused = f" reason={orjson.dumps(fields['reason']).decode()}"
         log.info(
-            "%s %s %s %.1fms %dB tenant=%s client=%s",
+            "%s %s %s %.1fms %dB tenant=%s client=%s%s",
             method,
             fields["path"],
             status,
@@ -100,8 +108,16 @@ class Observe:
             sent,
             who,
             fields["client"] or "-",
+            refused,
             extra=fields,
         )
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "refused"
 
 
 def count_ingest(

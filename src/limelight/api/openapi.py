@@ -22,6 +22,7 @@ from pydantic.json_schema import models_json_schema
 from limelight.alerts.spec import AlertFields
 from limelight.api.query_runs import RunBody
 from limelight.query.spec import QueryFields
+from limelight.query.traces import TraceSearch
 
 Operation = dict[str, Any]
 
@@ -528,6 +529,137 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
             **KEYED,
         },  # fmt: skip
     },
+    ("/v1/traces/search", "post"): {
+        "tags": ["traces"],
+        "summary": "Find traces: those with a span matching every condition",
+        "description": "Only `from` and `to` (unix ms) are required. A trace is found when "
+        "one of its spans in the timeframe matches `services`, `name`, `status` and every "
+        "filter (the query runs' keys and operations), and the whole trace lasts from "
+        "`minDuration` to `maxDuration` (ms). Newest (`orderBy: start`) or slowest "
+        "(`duration`) first.",
+        "security": ADMIN,
+        "requestBody": _body(
+            "TraceSearch",
+            {
+                "dataset": "otel",
+                "from": 1763780000000,
+                "to": 1763783600000,
+                "services": ["checkout"],
+                "status": "error",
+                "minDuration": 250,
+                "filters": [{"key": "attributes.http.route", "operation": "=", "value": "/pay"}],
+                "orderBy": "duration",
+                "limit": 20,
+            },
+        ),
+        "responses": {
+            **_ok(
+                "At most `limit` traces; `start` and `duration` (ms) over the trace's spans "
+                "in the timeframe; `rootName` and `rootService` null when the root span "
+                "(the one without `parentSpanId`) is missing.",
+                {
+                    "traces": [
+                        {
+                            "traceId": "5b8efff798038103d269b633813fc60c",
+                            "start": 1763781234567,
+                            "duration": 812.4,
+                            "rootService": "gateway",
+                            "rootName": "POST /pay",
+                            "spans": 14,
+                            "errors": 2,
+                            "services": ["checkout", "gateway", "payments"],
+                        }
+                    ]
+                },
+            ),
+            **KEYED,
+            "503": _error("The read waited or ran longer than a query run may."),
+        },  # fmt: skip
+    },
+    ("/v1/services", "get"): {
+        "tags": ["traces"],
+        "summary": "Requests, errors and latency of each service",
+        "description": "Over each service's entry spans (kind SERVER or CONSUMER; a "
+        "service without any counts its root spans). `dataset` defaults to `otel`; unix "
+        "ms, `to` defaults to now and `from` to 24 hours before it. `series=1` adds each "
+        "service's requests and errors per bucket of `granularity` ms (default: about 60 "
+        "buckets).",
+        "security": ADMIN,
+        "responses": {
+            **_ok(
+                "By service name; durations in ms.",
+                {
+                    "services": [
+                        {
+                            "service": "checkout",
+                            "requests": 52311,
+                            "errors": 312,
+                            "errorRate": 0.005964,
+                            "p50": 41.2,
+                            "p95": 180.5,
+                            "p99": 412.9,
+                            "series": [{"time": 1763780000000, "requests": 871, "errors": 4}],
+                        }
+                    ]
+                },
+            ),
+            **KEYED,
+        },  # fmt: skip
+    },
+    ("/v1/services/{name}/operations", "get"): {
+        "tags": ["traces"],
+        "summary": "Requests, errors and latency of a service's operations (span names)",
+        "description": "As `/v1/services`, per span name of the service, the most "
+        "requested first, at most `limit` (default 100).",
+        "security": ADMIN,
+        "responses": {
+            **_ok(
+                "The most requested first.",
+                {
+                    "service": "checkout",
+                    "operations": [
+                        {
+                            "operation": "POST /pay",
+                            "requests": 1204,
+                            "errors": 9,
+                            "errorRate": 0.007475,
+                            "p50": 88.0,
+                            "p95": 240.1,
+                            "p99": 501.7,
+                        }
+                    ],
+                },
+            ),
+            **KEYED,
+        },  # fmt: skip
+    },
+    ("/v1/services/{name}/errors", "get"): {
+        "tags": ["traces"],
+        "summary": "A service's errors grouped by message",
+        "description": "The service's spans (any kind) with status ERROR, grouped by "
+        "`error` (the status message or exception message), the most frequent first, at "
+        "most `limit` (default 20): when the newest was seen, its trace, and the span "
+        "names (up to 10) that failed with it.",
+        "security": ADMIN,
+        "responses": {
+            **_ok(
+                "The most frequent first.",
+                {
+                    "service": "checkout",
+                    "errors": [
+                        {
+                            "error": "card declined",
+                            "count": 57,
+                            "lastSeen": 1763783512345,
+                            "traceId": "5b8efff798038103d269b633813fc60c",
+                            "operations": ["POST /pay"],
+                        }
+                    ],
+                },
+            ),
+            **KEYED,
+        },  # fmt: skip
+    },
     ("/oauth/authorize", "get"): {
         "tags": ["oauth"],
         "summary": "The consent page an integration sends a developer to",
@@ -613,7 +745,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
 def _components() -> dict[str, Any]:
     """The schemas of the request bodies, from the pydantic models that validate them."""
     _, defs = models_json_schema(
-        [(QueryFields, "validation"), (AlertFields, "validation"), (RunBody, "validation")],
+        [
+            (QueryFields, "validation"),
+            (AlertFields, "validation"),
+            (RunBody, "validation"),
+            (TraceSearch, "validation"),
+        ],
         ref_template="#/components/schemas/{model}",
     )
     schemas: dict[str, Any] = defs["$defs"]

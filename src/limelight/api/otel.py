@@ -34,6 +34,7 @@ from limelight.ingest.otlp import Encoding, encoding_of, ingest_otlp, signal_for
 from limelight.ingest.otlp.codec import encode_message, encode_status, export_response
 from limelight.ingest.service import Origin, check_dataset
 from limelight.runtime import Runtime
+from limelight.web.access import note_error
 from limelight.web.body import read_body
 from limelight.web.problems import error_body, install_error_handlers, json_response
 from limelight.web.request import EVERY_METHOD, runtime_of
@@ -44,7 +45,9 @@ BODY_BYTES = "limelight.body_bytes"  # the body's size once read, for the metric
 RETRY_AFTER_SECONDS = 1
 
 # gRPC status codes for the google.rpc.Status of error responses.
-GRPC_CODES = {400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 4, 413: 8, 415: 3, 429: 8, 503: 14}
+GRPC_CODES = {
+    400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 408: 4, 413: 8, 415: 3, 429: 8, 499: 1, 503: 14,
+}  # fmt: skip
 GRPC_INTERNAL = 13
 
 
@@ -89,7 +92,7 @@ class InFlightLimit:
 
 
 def _shed(reason: str) -> Unavailable:
-    return Unavailable(f"{reason}; retry later", headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+    return Unavailable(f"{reason}; retry later", retry_after=RETRY_AFTER_SECONDS)
 
 
 def otlp_error(exc: ExposedError, encoding: Encoding | None) -> Response:
@@ -151,6 +154,7 @@ async def otlp_endpoint(request: Request) -> Response:
         return await _export(request, encoding)
     except ExposedError as exc:
         count_refused_request(API, exc.title, request.scope.get(BODY_BYTES, 0))
+        note_error(request, exc)
         return otlp_error(exc, encoding)
 
 

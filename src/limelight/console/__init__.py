@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.auth.sessions import Sessions
+from limelight.auth.shown_once import ShownOnce
 from limelight.console import (
     alerts,
     api_docs,
@@ -28,10 +29,28 @@ from limelight.console import (
 from limelight.console.render import error_page
 from limelight.console.route import NOT_FOUND
 from limelight.runtime import Runtime
+from limelight.web.access import note_reason
 
 # Paths of the APIs: their clients get JSON errors whatever they accept.
 API_PATHS = ("/v1/", "/events/", "/otel/", "/oauth/token", "/oauth/revoke", "/oauth/environments")
 WRONG_METHOD = "This address does not answer that way: follow a link or use its page's form."
+
+
+# Each with its router, in the order their routes are matched.
+PAGE_MODULES = (
+    api_docs,
+    authorize,
+    login,
+    home,
+    static,
+    datasets,
+    tail,  # before the explorer: /events/tail is not an event's page
+    explorer,
+    builder,
+    traces,
+    keys,
+    alerts,
+)
 
 
 def install_page_errors(app: FastAPI) -> None:
@@ -45,7 +64,9 @@ def install_page_errors(app: FastAPI) -> None:
         if not page or request.url.path.startswith(API_PATHS) or exc.status_code not in (404, 405):
             answer = api_answer(request, exc)
             return await answer if inspect.isawaitable(answer) else answer
-        return error_page(NOT_FOUND if exc.status_code == 404 else WRONG_METHOD, exc.status_code)
+        message = NOT_FOUND if exc.status_code == 404 else WRONG_METHOD
+        note_reason(request, message)
+        return error_page(message, exc.status_code)
 
     app.add_exception_handler(HTTPException, framework_http)
 
@@ -53,20 +74,8 @@ def install_page_errors(app: FastAPI) -> None:
 def install_console(app: FastAPI, runtime: Runtime) -> None:
     """Console routes, sharing the failed-authentication limits with the OAuth endpoints."""
     app.state.sessions = Sessions(runtime.meta, runtime.settings, runtime.throttle)
+    app.state.shown_once = ShownOnce(runtime.meta)
     app.state.tail_slots = tail.TailSlots()
-    for module in (
-        api_docs,
-        authorize,
-        login,
-        home,
-        static,
-        datasets,
-        tail,  # before the explorer: /events/tail is not an event's page
-        explorer,
-        builder,
-        traces,
-        keys,
-        alerts,
-    ):
+    for module in PAGE_MODULES:
         app.include_router(module.router)
     install_page_errors(app)

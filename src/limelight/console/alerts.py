@@ -1,6 +1,10 @@
 """Alerts: the list with each state, create and edit, a test notification, and the
 history of checks charted against the threshold. Everything goes through the
-alerts service the Alerts API uses, with its validation and its errors."""
+alerts service the Alerts API uses, with its validation and its errors.
+
+Creating an alert and testing it answer with a redirect to the alert's page, which
+shows the new webhook secret or the test's outcome once (``auth/shown_once.py``):
+reloading that page sends neither form again."""
 
 from __future__ import annotations
 
@@ -17,10 +21,11 @@ from limelight.console.query_form import value_names
 from limelight.console.render import render, see_other
 from limelight.console.route import console_router
 from limelight.console.scope import Here, Place, place_of
-from limelight.console.session import check_csrf, form_fields, signed_in
+from limelight.console.session import check_csrf, form_fields, show_once, shown_once, signed_in
 from limelight.errors import BadRequest, NotFound
 from limelight.store.meta import alerts_repo
 from limelight.store.meta.db import MetaDB
+from limelight.web.access import note_error
 from limelight.web.request import runtime_of
 
 router = console_router()
@@ -148,8 +153,11 @@ async def create_alert(request: Request, here: Here) -> Response:
         body = body_of(form)
         created = await run_in_threadpool(rt.alerts.create, here.tenant, body, here.user.user_id)
     except BadRequest as exc:
+        note_error(request, exc)
         return await _form_page(request, here, form, None, _errors(exc), 400)
-    return await _alert_page(request, here, created["id"], secret=created["webhook_secret"])
+    page = f"{here.base}/alerts/{created['id']}"
+    await show_once(request, page, {"webhook_secret": created["webhook_secret"]})
+    return see_other(page)
 
 
 @router.get("/env/{environment_id}/alerts/{alert_id}/edit")
@@ -167,6 +175,7 @@ async def update_alert(request: Request, here: Here, alert_id: str) -> Response:
         body = body_of(form)
         await run_in_threadpool(rt.alerts.update, here.tenant, alert_id, body)
     except BadRequest as exc:
+        note_error(request, exc)
         return await _form_page(request, here, form, alert_id, _errors(exc), 400)
     return see_other(f"{here.base}/alerts/{alert_id}")
 
@@ -197,15 +206,17 @@ def _chart(alert: dict[str, Any], checks: list[dict[str, Any]]) -> dict[str, Any
     }
 
 
-async def _alert_page(
-    request: Request,
-    here: Here,
-    alert_id: str,
-    secret: str | None = None,
-    sent: list[dict[str, Any]] | None = None,
-) -> Response:
+@router.get("/env/{environment_id}/alerts/{alert_id}")
+async def alert_page(request: Request, here: Here, alert_id: str) -> Response:
+    """The alert, and what this session's forms just left for it: the new alert's webhook
+    secret, a test's outcome (each shown this once)."""
     rt = runtime_of(request)
     alert = await run_in_threadpool(rt.alerts.get, here.tenant, alert_id)
+    secret: str | None = None
+    sent: list[dict[str, Any]] | None = None
+    for kept in await shown_once(request, f"{here.base}/alerts/{alert_id}"):
+        secret = kept.get("webhook_secret", secret)
+        sent = kept.get("sent", sent)
     checks = await run_in_threadpool(rt.alerts.checks, here.tenant, alert_id, HISTORY, None)
     return render(
         "alert.html",
@@ -219,18 +230,16 @@ async def _alert_page(
     )
 
 
-@router.get("/env/{environment_id}/alerts/{alert_id}")
-async def alert_page(request: Request, here: Here, alert_id: str) -> Response:
-    return await _alert_page(request, here, alert_id)
-
-
 @router.post("/env/{environment_id}/alerts/{alert_id}/test")
 async def test_alert(request: Request, here: Here, alert_id: str) -> Response:
-    """The alert's page with the outcome of a test notification to each destination."""
+    """To the alert's page, which shows the outcome of the test notification to each
+    destination."""
     check_csrf(request, here.user, await form_fields(request))
     rt = runtime_of(request)
     sent = await run_in_threadpool(rt.alerts.send_test, here.tenant, alert_id)
-    return await _alert_page(request, here, alert_id, sent=sent)
+    page = f"{here.base}/alerts/{alert_id}"
+    await show_once(request, page, {"sent": sent})
+    return see_other(page)
 
 
 @router.post("/env/{environment_id}/alerts/{alert_id}/delete")

@@ -22,6 +22,7 @@ from limelight.auth.sessions import SessionUser
 from limelight.console.render import error_page, origin_of, render, see_other
 from limelight.console.session import current_user, form_pairs, login_redirect, sessions_of
 from limelight.store.meta.models import utcnow
+from limelight.web.access import note_reason
 from limelight.web.request import runtime_of
 
 router = APIRouter(include_in_schema=False)
@@ -35,6 +36,8 @@ def _consent_page(
     error: str | None = None,
     status: int = 200,
 ) -> Response:
+    if error:
+        note_reason(request, error)
     options = choices(runtime_of(request).meta, user.user_id)
     chosen = next((c for c in options if c.workspace.id == workspace_id), None)
     if chosen is None and options:
@@ -54,6 +57,11 @@ def _consent_page(
     )
 
 
+def _refused(request: Request, message: str, status: int) -> Response:
+    note_reason(request, message)
+    return error_page(message, status)
+
+
 async def _checked(
     request: Request, pairs: Sequence[tuple[str, str]]
 ) -> AuthorizeRequest | Response:
@@ -61,7 +69,7 @@ async def _checked(
     try:
         return await run_in_threadpool(check_request, runtime_of(request).meta, pairs)
     except ErrorPage as exc:
-        return error_page(exc.message, exc.status)
+        return _refused(request, exc.message, exc.status)
     except ErrorRedirect as exc:
         return see_other(exc.url)
 
@@ -87,14 +95,14 @@ async def decide(request: Request) -> Response:
         return req
     user = await current_user(request)
     if user is None:
-        return error_page("Your login has ended: open the installation link again.", 401)
+        return _refused(request, "Your login has ended: open the installation link again.", 401)
     if not sessions_of(request).csrf_ok(user.binding, form.get("csrf")):
-        return error_page("The form expired; open the installation link again.", 403)
+        return _refused(request, "The form expired; open the installation link again.", 403)
     decision = form.get("decision")
     if decision == "deny":
         return see_other(deny(req))
     if decision != "approve":
-        return error_page("Choose Approve or Deny.", 400)
+        return _refused(request, "Choose Approve or Deny.", 400)
     workspace = form.get("workspace")
     environments = [v for k, v in pairs if k == "environment"]
     settings = runtime_of(request).settings

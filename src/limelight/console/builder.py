@@ -39,6 +39,7 @@ from limelight.query.spec import QueryFields, fields_to_json, validate_fields
 from limelight.runs import RunView
 from limelight.runs.waiting import current, settled
 from limelight.times import parse_duration
+from limelight.web.access import note_error
 from limelight.web.request import runtime_of
 
 router = console_router()
@@ -103,6 +104,7 @@ async def builder(request: Request, here: Here) -> Response:
             spec = fields_to_json(validate_fields(raw))
     except BadRequest as exc:
         errors = exc.errors or [{"field": "query", "message": exc.reason}]
+        note_error(request, exc)
     dataset = _dataset_of(raw)
     keys = await run_in_threadpool(known_keys, rt, here.tenant, dataset) if dataset else SYSTEM_KEYS
     listed = await run_in_threadpool(saved_queries.all_queries, rt.meta, here.tenant)
@@ -228,5 +230,6 @@ async def delete_query(request: Request, here: Here, query_id: str) -> Response:
         if exc.status != 403:
             raise
         # Used by an alert: the list again, saying which alert keeps it.
+        note_error(request, exc)
         return await _list_page(request, here, exc.reason or exc.message, exc.status)
     return see_other(f"{here.base}/queries")

@@ -36,6 +36,7 @@ from limelight.errors import BadRequest, ExposedError, NotFound
 from limelight.ids import id_floor
 from limelight.ingest.service import check_dataset
 from limelight.query.spec import QueryFields, validate_fields
+from limelight.web.access import note_error
 from limelight.web.request import runtime_of
 
 router = console_router()
@@ -155,6 +156,7 @@ async def explorer(request: Request, here: Here) -> Response:
         count_fields = search.fields(dataset, [{"operator": "COUNT"}])
     except BadRequest as exc:
         context["errors"] = exc.errors or [{"field": "query", "message": exc.reason}]
+        note_error(request, exc)
         return render("explorer.html", 400, **context)
     keys_task = asyncio.ensure_future(run_in_threadpool(known_keys, rt, here.tenant, dataset))
     try:
@@ -177,7 +179,10 @@ async def explorer(request: Request, here: Here) -> Response:
         ]
         context["lines"] = lines
         context["total"] = page.data["count"]
-    context["histogram"] = _histogram(counts.data)
+    histogram = _histogram(counts.data)
+    if histogram is not None:  # the x axis spans the timeframe, events or not
+        histogram["span"] = [window.from_ms, window.to_ms]
+    context["histogram"] = histogram
     context["page_size"] = PAGE_SIZE
     return render("explorer.html", **context)
 

@@ -1,9 +1,9 @@
 """An environment's API keys and settings: create and revoke keys, turn redaction on and off.
 
-An admin key is shown once, in the answer to the form that created it: only its
-SHA-256 is kept. Ingest keys are public by design and stay readable. Keys made
-for an integration's installation go with the installation (uninstall it on
-the home page).
+An admin key is shown once, on the keys page the creating form redirects to
+(``auth/shown_once.py``): only its SHA-256 is kept. Ingest keys are public by
+design and stay readable. Keys made for an integration's installation go with
+the installation (uninstall it on the home page).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from limelight.auth.api_keys import KEY_KINDS, mint_key
 from limelight.console.render import render, see_other
 from limelight.console.route import console_router
 from limelight.console.scope import Here, Place
-from limelight.console.session import check_csrf, form_fields
+from limelight.console.session import check_csrf, form_fields, show_once, shown_once
 from limelight.errors import BadRequest, NotFound
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
@@ -90,27 +90,25 @@ def _set_redaction(db: MetaDB, environment_id: str, on: bool) -> None:
         repos.find_environment(s, environment_id).redact_secrets = on
 
 
-async def _page(request: Request, here: Here, new_key: str | None = None) -> Response:
+@router.get("/env/{environment_id}/keys")
+async def keys_page(request: Request, here: Here) -> Response:
+    """The keys, and the keys this session's forms just made (shown this once)."""
     rt = runtime_of(request)
+    new_keys = [kept["key"] for kept in await shown_once(request, f"{here.base}/keys")]
     rows = await run_in_threadpool(key_rows, rt.meta, here.env.environment_id)
     return render(
         "keys.html",
         here=here,
         section="keys",
         keys=rows,
-        new_key=new_key,
+        new_keys=new_keys,
         events_url=rt.settings.events_url,
     )
 
 
-@router.get("/env/{environment_id}/keys")
-async def keys_page(request: Request, here: Here) -> Response:
-    return await _page(request, here)
-
-
 @router.post("/env/{environment_id}/keys")
 async def create_key(request: Request, here: Here) -> Response:
-    """The page again, with the new key shown this once (an admin key is never shown again)."""
+    """To the keys page, which shows the new key this once (an admin key never again)."""
     form = await form_fields(request)
     check_csrf(request, here.user, form)
     kind = form.get("kind", "")
@@ -118,7 +116,9 @@ async def create_key(request: Request, here: Here) -> Response:
         raise BadRequest("choose the kind of key: ingest or admin")
     name = form.get("name", "").strip()[:MAX_NAME]
     value = await run_in_threadpool(_create, runtime_of(request).meta, here, kind, name)
-    return await _page(request, here, new_key=value)
+    page = f"{here.base}/keys"
+    await show_once(request, page, {"key": value})
+    return see_other(page)
 
 
 @router.post("/env/{environment_id}/keys/{key_id}/revoke")

@@ -17,6 +17,7 @@ from limelight.console.render import is_https, render, safe_next, see_other
 from limelight.console.route import console_router
 from limelight.console.session import check_csrf, current_user, form_fields, sessions_of
 from limelight.errors import RateLimited
+from limelight.web.access import note_reason
 from limelight.web.request import client_ip, runtime_of
 
 router = console_router()
@@ -25,6 +26,8 @@ router = console_router()
 def _login_page(
     request: Request, next_url: str, error: str | None = None, status: int = 200, email: str = ""
 ) -> Response:
+    if error:
+        note_reason(request, error)
     sessions = sessions_of(request)
     cookie = request.cookies.get(LOGIN_COOKIE) or new_login_cookie()
     binding = login_binding(cookie)

@@ -23,6 +23,7 @@ from limelight.console.render import error_page
 from limelight.console.session import LoginRequired, login_redirect
 from limelight.errors import BadRequest, ExposedError
 from limelight.validation import field_errors
+from limelight.web.access import note_error
 from limelight.web.problems import error_body, json_response
 
 log = logging.getLogger("limelight.console")
@@ -36,6 +37,7 @@ def wants_json(request: Request) -> bool:
 
 
 def problem(request: Request, exc: ExposedError) -> Response:
+    note_error(request, exc)
     if wants_json(request):
         return json_response(error_body(exc), exc.status, exc.headers)
     # A 404 names nothing of another workspace: repositories raise it without a reason

@@ -20,6 +20,7 @@ from limelight.errors import NotFound
 from limelight.store.meta import accounts_repo as accounts
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
+from limelight.web.access import note_tenant
 from limelight.web.request import runtime_of
 
 
@@ -68,6 +69,7 @@ async def place_of(request: Request, user: SessionUser, environment_id: str) -> 
     env = next((c for c in choices if c.environment_id == environment_id), None)
     if env is None:
         raise NotFound()
+    note_tenant(request, env.tenant)  # for the access log, once the user is a member
     return Place(user, env, choices, sessions_of(request).csrf_token(user.binding))
 
 

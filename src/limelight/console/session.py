@@ -1,8 +1,10 @@
-"""Who is signed in, and the forms they send: bounded bodies and CSRF tokens."""
+"""Who is signed in, and the forms they send: bounded bodies, CSRF tokens, and what the
+page a form redirects to shows once."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.concurrency import run_in_threadpool
@@ -10,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.auth.sessions import SESSION_COOKIE, Sessions, SessionUser
+from limelight.auth.shown_once import ShownOnce
 from limelight.console.render import see_other
 from limelight.errors import BadRequest, Forbidden
 from limelight.web.body import read_body
@@ -56,6 +59,23 @@ async def form_pairs(request: Request) -> list[tuple[str, str]]:
 
 async def form_fields(request: Request) -> dict[str, str]:
     return dict(await form_pairs(request))
+
+
+def shown_once_of(request: Request) -> ShownOnce:
+    shown_once: ShownOnce = request.app.state.shown_once
+    return shown_once
+
+
+async def show_once(request: Request, page: str, value: Any) -> None:
+    """Keep ``value`` for this session's next view of ``page`` (the form's redirect)."""
+    cookie = request.cookies.get(SESSION_COOKIE, "")
+    await run_in_threadpool(shown_once_of(request).keep, cookie, page, value)
+
+
+async def shown_once(request: Request, page: str) -> list[Any]:
+    """What the forms of this session kept for ``page``, taken: the next view shows none."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    return await run_in_threadpool(shown_once_of(request).take, cookie, page)
 
 
 def check_csrf(request: Request, user: SessionUser, form: Mapping[str, str]) -> None:

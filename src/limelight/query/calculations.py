@@ -32,6 +32,10 @@ class CalculationSpec:
     # the total and the series per bucket.
     present: str | None = None
     present_series: str | None = None
+    # A distribution over time rather than one value: answered by a statement of its own
+    # (``calculations_plan.heatmap_statement``), in a query run only (an alert compares
+    # one number with its threshold).
+    heatmap: bool = False
 
 
 COUNT_SERIES = "countResample({r})({i})"
@@ -95,6 +99,9 @@ CALCULATIONS: Mapping[str, CalculationSpec] = {
         # from zero (the variance of unix milliseconds came out 0).
         _numeric("STDDEV", "stddevSampStable"),
         _numeric("VARIANCE", "varSampStable"),
+        # Its value in the totals is how many events hold a number at the key (what the
+        # heatmap counts); its buckets are in the series (``results``).
+        CalculationSpec("HEATMAP", "count({n})", heatmap=True),
     )
 }
 

@@ -49,6 +49,7 @@ class Statement(StrEnum):
     COUNT = "count"  # the number of matching events
     AGGREGATES = "aggregates"  # totals per group (and, in one pass, the series)
     SERIES = "series"  # the series per bucket, when paging needs it apart
+    HEATMAP = "heatmap"  # counts per time bucket and value bucket of a HEATMAP
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class EventsStatements(_Statements):
 class CalculationsStatements(_Statements):
     aggregates: CompiledQuery
     series: CompiledQuery | None = None
+    heatmap: CompiledQuery | None = None
 
 
 @dataclass(frozen=True)

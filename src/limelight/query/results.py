@@ -16,7 +16,13 @@ from typing import Any
 import orjson
 
 from limelight.event_json import SYSTEM_FIELDS, dumps_exact, event_json, parsed_event
+from limelight.query.calculations_plan import HEATMAP_PER_DOUBLING
 from limelight.query.plans import CalculationsPlan, EventsPlan, Plan, Statement
+
+# A HEATMAP's answer has at most this many value buckets of each sign: neighbours of the
+# fixed fine buckets (8 to a doubling) are joined, a power of two of them, until the
+# values' whole range fits (a chart of about 40 rows reads well).
+HEATMAP_MAX_BUCKETS = 40
 
 
 def _number(value: Any) -> Any:
@@ -56,6 +62,43 @@ def _split_sets(
     return totals, buckets
 
 
+def _edges(sign: int, index: int, width: int) -> tuple[float, float]:
+    """(min, max) of the value bucket ``index`` of ``width`` fine buckets, by sign."""
+    if sign == 0:
+        return 0.0, 0.0
+    low = 2.0 ** (index * width / HEATMAP_PER_DOUBLING)
+    high = 2.0 ** ((index + 1) * width / HEATMAP_PER_DOUBLING)
+    return (low, high) if sign > 0 else (-high, -low)
+
+
+def heatmap_buckets(rows: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """Per bucket time, the value buckets that hold events: ``{"min", "max", "count"}``,
+    from the smallest value up; ``min`` is inclusive and ``max`` exclusive for positive
+    values (the other way round for negative ones, mirrored), and 0 is a bucket alone.
+
+    Every time bucket uses the same edges: one width (a power of two of fine buckets)
+    for the whole answer, the smallest that leaves at most ``HEATMAP_MAX_BUCKETS``
+    value buckets of each sign between the smallest and the largest held."""
+    fine = [(int(r["_time"]), int(r["_sign"]), int(r["_bucket"]), int(r["_count"])) for r in rows]
+    width = 1
+    for sign in (-1, 1):
+        held = [b for _, s, b, _ in fine if s == sign]
+        if held:
+            while (max(held) // width) - (min(held) // width) + 1 > HEATMAP_MAX_BUCKETS:
+                width *= 2
+    joined: dict[int, dict[tuple[int, int], int]] = {}
+    for time, sign, index, count in fine:
+        cell = (sign, index // width if sign else 0)
+        per_time = joined.setdefault(time, {})
+        per_time[cell] = per_time.get(cell, 0) + count
+    out: dict[int, list[dict[str, Any]]] = {}
+    for time, cells in joined.items():
+        # A negative bucket of a larger index holds smaller values: order by the edges.
+        edged = sorted((_edges(sign, index, width), n) for (sign, index), n in cells.items())
+        out[time] = [{"min": low, "max": high, "count": n} for (low, high), n in edged]
+    return out
+
+
 def _shape_calculations(
     plan: CalculationsPlan, rows: Mapping[Statement, list[dict[str, Any]]]
 ) -> dict[str, Any]:
@@ -71,9 +114,13 @@ def _shape_calculations(
             )
     step = plan.granularity_ms
     start, end = plan.timeframe.from_ms, plan.timeframe.to_ms
-    series = [
+    series: list[dict[str, Any]] = [
         {"time": t, "data": by_time.get(t, [])} for t in range(start, max(end, start + 1), step)
     ]
+    if Statement.HEATMAP in rows:  # the same edges in every bucket (``heatmap_buckets``)
+        heatmap = heatmap_buckets(rows[Statement.HEATMAP])
+        for point in series:
+            point["buckets"] = heatmap.get(point["time"], [])
     return {"aggregates": aggregates, "series": series}
 
 

@@ -121,6 +121,23 @@ def _check_filter(i: int, flt: Filter) -> list[dict[str, str]]:
     return [{"field": f"{where}.value", "message": problem}] if problem else []
 
 
+def filter_errors(filters: list[Filter]) -> list[dict[str, str]]:
+    """What is wrong with ``filters`` (``filters[i].operation``, ``.value``, ``.key``), for
+    the other reads that take the query runs' filters (trace search)."""
+    errors: list[dict[str, str]] = []
+    for i, flt in enumerate(filters):
+        errors += _check_filter(i, flt)
+        keys = [("key", flt.key)]
+        if isinstance(flt.value, KeyRef):
+            keys.append(("value.key", flt.value.key))
+        errors += [
+            {"field": f"filters[{i}].{field}", "message": problem}
+            for field, key in keys
+            if (problem := valid_key(key))
+        ]
+    return errors
+
+
 def _check_calculations(calcs: list[Calculation]) -> tuple[list[dict[str, str]], set[str]]:
     errors: list[dict[str, str]] = []
     names: set[str] = set()
@@ -135,6 +152,11 @@ def _check_calculations(calcs: list[Calculation]) -> tuple[list[dict[str, str]],
             continue
         if spec.needs_key and not calc.key:
             errors.append({"field": f"{where}.key", "message": f"{calc.operator} needs a key"})
+            continue
+        if spec.heatmap and any(
+            CALCULATIONS[c.operator].heatmap for c in calcs[:i] if c.operator in CALCULATIONS
+        ):
+            errors.append({"field": f"{where}.operator", "message": "one HEATMAP per query"})
             continue
         name = value_name(calc.operator, calc.key, calc.alias)
         if name in names or name == "_count":

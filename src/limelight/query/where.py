@@ -4,6 +4,7 @@ namespaces, the filters and the needle."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +29,10 @@ class Where:
     fields: QueryFields
     stored: StoredTypes
 
-    def render(self, params: Params, timeframe: Timeframe) -> Condition:
-        return self.scope.where(params, lambda p: self._conditions(p, timeframe))
+    def render(self, params: Params, timeframe: Timeframe, more: Sequence[str] = ()) -> Condition:
+        """The tenant filter, the query's conditions, then ``more`` (SQL of the caller's,
+        values already bound in ``params``)."""
+        return self.scope.where(params, lambda p: [*self._conditions(p, timeframe), *more])
 
     def _conditions(self, params: Params, timeframe: Timeframe) -> list[str]:
         parts = [

@@ -26,6 +26,24 @@ Job = Callable[[], None]
 
 log = logging.getLogger("limelight.runs")
 
+# What a refused run is told: its queue drains as fast as runs finish, most in well under
+# a second.
+RETRY_AFTER_SECONDS = 1
+# Why a run was refused, as the metrics name it, and what its client is told.
+REFUSALS = {
+    "stopping": "query runs are not accepted while the server starts or stops",
+    "workspace_queue_full": "too many query runs of this workspace are waiting; try again",
+    "queue_full": "too many query runs are waiting; try again shortly",
+}
+for _reason in REFUSALS:  # every reason in /metrics from the start, at 0
+    metrics.QUERY_RUNS_REFUSED.labels(_reason)
+
+
+def refused(reason: str) -> Unavailable:
+    """The 503 of a run the queue does not take, counted by reason."""
+    metrics.QUERY_RUNS_REFUSED.labels(reason).inc()
+    return Unavailable(REFUSALS[reason], retry_after=RETRY_AFTER_SECONDS)
+
 
 class FairScheduler:
     def __init__(
@@ -74,15 +92,16 @@ class FairScheduler:
         return self._waiting
 
     def submit(self, workspace: str, job: Job) -> None:
-        """Queue ``job`` for ``workspace``; 503 when too many are waiting."""
+        """Queue ``job`` for ``workspace``; 503 with Retry-After when too many are waiting
+        (or the scheduler is not running)."""
         with self._cond:
             if self._stopping or not self._workers:
-                raise Unavailable("query runs are not accepted while the server starts or stops")
+                raise refused("stopping")
             queue = self._queues.get(workspace)
             if queue is not None and len(queue) >= self.max_waiting_per_workspace:
-                raise Unavailable("too many query runs of this workspace are waiting; try again")
+                raise refused("workspace_queue_full")
             if self._waiting >= self.max_waiting:
-                raise Unavailable("too many query runs are waiting; try again shortly")
+                raise refused("queue_full")
             if queue is None:
                 queue = self._queues[workspace] = deque()
             queue.append(job)

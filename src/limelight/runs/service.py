@@ -16,9 +16,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 from limelight import metrics
+from limelight.errors import Unavailable
 from limelight.ids import new_id
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
 from limelight.query.keys import UNKNOWN, StoredTypes
@@ -36,6 +38,7 @@ from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.runs")
+T = TypeVar("T")
 
 # Runs waiting for a worker beyond this many per thread are refused (503), not queued.
 QUEUE_PER_THREAD = 64
@@ -149,6 +152,31 @@ class QueryRunService:
         return self.limits.run_options(
             request.limit, offset=request.offset or 0, granularity_ms=request.granularity
         )
+
+    def read(self, tenant: Tenant, job: Callable[[float], T]) -> Future[T]:
+        """Admit and queue a read that answers at once (trace search, the service
+        overview) as a run is: the run creations' rate limit (429), the workspace's
+        turn on the workers and its waiting bounds (503), the time to start by. ``job``
+        gets its deadline (on ``time.monotonic``; its statements also stop at the run
+        limits); the future holds its answer or its error."""
+        self._limiter.hit(tenant.workspace_id)
+        future: Future[T] = Future()
+        start_by = time.monotonic() + self.limits.max_queue_seconds
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return  # the caller stopped waiting
+            if time.monotonic() > start_by:
+                message = queue_timeout_message(self.limits.max_queue_seconds)
+                future.set_exception(Unavailable(message))
+                return
+            try:
+                future.set_result(job(time.monotonic() + self.limits.max_run_seconds))
+            except BaseException as exc:  # handed to the caller, raised there
+                future.set_exception(exc)
+
+        self._scheduler.submit(tenant.workspace_id, work)
+        return future
 
     # -- executing ------------------------------------------------------------------------
 

@@ -7,16 +7,17 @@ import asyncio
 from typing import Any
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from limelight.errors import BadRequest, PayloadTooLarge, RequestTimeout
+from limelight.errors import BadRequest, ClientClosedRequest, PayloadTooLarge, RequestTimeout
 from limelight.ingest.body import BodyReader
 from limelight.web.request import runtime_of
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The uncompressed body; 413 as soon as it passes ``limit``, reading no further, and
-    408 when it has not all arrived within the body read timeout.
+    """The uncompressed body; 413 as soon as it passes ``limit``, reading no further, 408
+    when it has not all arrived within the body read timeout, and 499 (recorded, never
+    sent) when the client closed the connection before it had.
 
     Without a deadline a client that announces a body and stalls holds its
     connection, and whatever the handler holds, for as long as it likes. The 408
@@ -41,6 +42,8 @@ async def read_body(request: Request, limit: int) -> bytes:
             f"the request body did not arrive within {seconds:g} s",
             headers={"Connection": "close"},
         ) from None
+    except ClientDisconnect:
+        raise ClientClosedRequest("the client closed the connection during the body") from None
     return reader.finish()
 
 

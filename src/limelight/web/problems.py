@@ -17,8 +17,9 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from limelight.errors import BadRequest, ExposedError
+from limelight.errors import BadRequest, ExposedError, Unavailable
 from limelight.validation import field_errors
+from limelight.web.access import note_error, note_reason
 
 log = logging.getLogger("limelight.api")
 
@@ -53,21 +54,36 @@ def internal_error(exc: BaseException) -> Response:
 _STATUS_TITLES = {cls.status: cls for cls in ExposedError.__subclasses__()}
 
 
+def framework_headers(exc: StarletteHTTPException) -> dict[str, str]:
+    """The headers of a framework's HTTP error; a 503 says when to retry, as every
+    ``Unavailable`` does."""
+    headers = dict(exc.headers or {})
+    if exc.status_code == Unavailable.status and not any(
+        name.lower() == "retry-after" for name in headers
+    ):
+        headers["Retry-After"] = str(Unavailable().retry_after)
+    return headers
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    async def exposed(_: Request, exc: Exception) -> Response:
+    async def exposed(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ExposedError)
+        note_error(request, exc)
         return error_response(exc)
 
-    async def framework_http(_: Request, exc: Exception) -> Response:
+    async def framework_http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         cls = _STATUS_TITLES.get(exc.status_code)
         message = cls.title if cls else str(exc.detail)
-        return json_response({"message": message}, exc.status_code, dict(exc.headers or {}))
+        note_reason(request, message)
+        return json_response({"message": message}, exc.status_code, framework_headers(exc))
 
-    async def request_validation(_: Request, exc: Exception) -> Response:
+    async def request_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
         errors = field_errors(exc, skip=1, root="request")
-        return error_response(BadRequest("the request is not valid", errors=errors))
+        refused = BadRequest("the request is not valid", errors=errors)
+        note_error(request, refused)
+        return error_response(refused)
 
     async def unexpected(_: Request, exc: Exception) -> Response:
         return internal_error(exc)

@@ -13,6 +13,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from limelight.errors import BadRequest
 from limelight.ingest.otlp.codec import (
+    MAX_JSON_DEPTH,
     Encoding,
     decode_request,
     encode_message,
@@ -20,7 +21,7 @@ from limelight.ingest.otlp.codec import (
     encoding_of,
     export_response,
 )
-from limelight.ingest.otlp.signals import LOGS, METRICS, TRACES, signal_for_path
+from limelight.ingest.otlp.signals import LOGS, METRICS, TRACES, Signal, signal_for_path
 from tests.unit.ingest.otlp_builders import PARENT_ID, SPAN_ID, TRACE_ID, span, traces
 
 # The OTLP specification's own JSON example shape: hex ids, enums as numbers,
@@ -140,12 +141,60 @@ def _nested_json(levels: int) -> bytes:
     return b"[" * levels + b'{"traceId": "5b8efff798038103d269b633813fc60c"}' + b"]" * levels
 
 
-def test_json_nested_deeper_than_the_recursion_limit_decodes() -> None:
-    # Unknown fields are ignored at any depth; walking them for ids recursed into a 500.
-    body = b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "a", "x": '
-    body += _nested_json(1010) + b"}]}]}]}"
-    request = decode_request(TRACES, body, Encoding.JSON)
+def _under_unknown_field(levels: int) -> bytes:
+    """A traces body ``levels`` deep in all: an ignored field holds the nesting."""
+    head = b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "a", "x": '
+    return head + _nested_json(levels - 8) + b"}]}]}]}"
+
+
+def test_json_up_to_the_depth_limit_decodes() -> None:
+    request = decode_request(TRACES, _under_unknown_field(MAX_JSON_DEPTH), Encoding.JSON)
     assert [s.name for s in request.resource_spans[0].scope_spans[0].spans] == ["a"]
+
+
+def test_the_deepest_message_json_format_reads_is_within_the_limit() -> None:
+    value: dict[str, object] = {"stringValue": "x"}
+    for _ in range(47):  # 100 nested messages, json_format's bound: 148 levels of JSON
+        value = {"arrayValue": {"values": [value]}}
+    attribute = {"key": "deep", "value": value}
+    body = orjson.dumps({"resourceSpans": [{"resource": {"attributes": [attribute]}}]})
+    request = decode_request(TRACES, body, Encoding.JSON)
+    assert request.resource_spans[0].resource.attributes[0].key == "deep"
+
+
+def _brackets(levels: int) -> bytes:
+    return b"[" * levels + b"]" * levels
+
+
+@pytest.mark.parametrize("signal", [TRACES, LOGS, METRICS])
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A known field: json_format's error message held the value, and its repr
+        # passed Python's recursion limit (a 500).
+        b'{"resourceSpans": ' + _brackets(1001) + b"}",
+        b'{"resourceLogs": ' + _brackets(1010) + b"}",
+        b'{"resourceMetrics": [{"scopeMetrics": ' + _brackets(1020) + b"}]}",
+        b'{"resourceSpans": ' + _brackets(MAX_JSON_DEPTH) + b"}",
+        # Ignored fields count too.
+        _under_unknown_field(MAX_JSON_DEPTH + 1),
+        _under_unknown_field(1010),
+        b'{"x": ' + _brackets(1023) + b"}",
+    ],
+    ids=["1001", "1010", "1020", "limit+1", "unknown-limit+1", "unknown-1010", "unknown-1024"],
+)
+def test_json_nested_deeper_than_the_limit_is_a_bad_request(signal: Signal, body: bytes) -> None:
+    with pytest.raises(BadRequest) as caught:
+        decode_request(signal, body, Encoding.JSON)
+    assert (
+        caught.value.reason
+        == f"the body nests objects and arrays more than {MAX_JSON_DEPTH} levels deep"
+    )
+
+
+def test_json_deeper_than_the_parser_reads_is_not_json() -> None:
+    with pytest.raises(BadRequest, match="not valid JSON"):
+        decode_request(TRACES, b'{"resourceSpans": ' + _brackets(1024) + b"}", Encoding.JSON)
 
 
 @pytest.mark.parametrize("levels", [40, 1010])

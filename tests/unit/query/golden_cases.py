@@ -150,6 +150,18 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         {"calculations": [{"operator": "COUNT"}], "group_bys": [{"key": "_service"}]},
         RunOptions(granularity_ms=10_000),
     ),
+    "calc_heatmap": (
+        {"calculations": [{"operator": "HEATMAP", "key": "duration"}, {"operator": "COUNT"}]},
+        RunOptions(),
+    ),
+    "calc_heatmap_grouped_filtered": (
+        {
+            "calculations": [{"operator": "HEATMAP", "key": "duration"}],
+            "group_bys": [{"key": "_service"}],
+            "filters": [{"key": "status", "operation": "!=", "value": 200}],
+        },
+        RunOptions(granularity_ms=600_000),
+    ),
     "calc_percentiles": (
         {
             "calculations": [

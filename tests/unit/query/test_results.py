@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from limelight.query.compile import RunOptions, Timeframe, compile_run
-from limelight.query.results import events_rows, lookup, newest_page, shape
+from limelight.query.results import events_rows, heatmap_buckets, lookup, newest_page, shape
 from limelight.query.spec import validate_fields
 from tests.query_reference import as_sent
 
@@ -169,3 +169,25 @@ def test_the_last_hour_tells_the_page_only_when_it_holds_one_event_beyond_it() -
     both = {"recent": recent, "newest": newest}
     assert events_rows(_page_plan(limit=3), both) == (newest[:3], None)
     assert events_rows(_page_plan(limit=4), both) == (newest, 4)
+
+
+def test_heatmap_buckets_join_neighbours_until_the_range_fits_and_keep_one_set_of_edges() -> None:
+    # Fine buckets (8 to a doubling) 0..99 of positive values at two times, 0 and one
+    # negative bucket: 100 fine buckets need a width of 4 to fit in 40.
+    rows = [{"_time": 0, "_sign": 1, "_bucket": b, "_count": 1} for b in range(100)]
+    rows += [
+        {"_time": 60_000, "_sign": 1, "_bucket": 3, "_count": 2},
+        {"_time": 60_000, "_sign": 0, "_bucket": 0, "_count": 5},
+        {"_time": 60_000, "_sign": -1, "_bucket": 8, "_count": 7},
+    ]
+    out = heatmap_buckets(rows)
+    first = out[0]
+    assert len(first) == 25 and sum(b["count"] for b in first) == 100
+    assert first[0] == {"min": 1.0, "max": 2.0**0.5, "count": 4}
+    assert all(a["max"] == b["min"] for a, b in zip(first, first[1:], strict=False))
+    # The same edges at another time: fine bucket 3 falls in the first joined bucket.
+    assert out[60_000] == [
+        {"min": -(2.0**1.5), "max": -2.0, "count": 7},
+        {"min": 0.0, "max": 0.0, "count": 5},
+        {"min": 1.0, "max": 2.0**0.5, "count": 2},
+    ]

@@ -206,3 +206,13 @@ def test_a_value_that_should_be_an_object_is_told_its_shape(
     message = errors_of(data)[field]
     assert message.startswith(f"must be an object, e.g. {example}")
     assert "instance" not in message and "Spec" not in message
+
+
+def test_a_query_has_one_heatmap_with_a_key() -> None:
+    heatmap = {"operator": "HEATMAP", "key": "duration"}
+    assert errors_of({"calculations": [heatmap, {**heatmap, "key": "size"}]}) == {
+        "calculations[1].operator": "one HEATMAP per query"
+    }
+    assert errors_of({"calculations": [{"operator": "HEATMAP"}]}) == {
+        "calculations[0].key": "HEATMAP needs a key"
+    }

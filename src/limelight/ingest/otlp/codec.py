@@ -35,6 +35,15 @@ class Encoding(Enum):
         return self.value
 
 
+# How deep a JSON body may nest objects and arrays (the body itself is the first level).
+# json_format reads at most 100 nested messages (its max_recursion_depth), which OTLP's
+# JSON writes in at most 148 levels (AnyValue arrays, 47 deep); deeper than that, only
+# ignored fields could hold the levels. Without a limit, a document of 1,001 to 1,024
+# levels (orjson reads 1,024) made json_format's error message repr the nested value
+# past Python's recursion limit: a RecursionError, answered 500.
+MAX_JSON_DEPTH = 200
+TOO_DEEP = f"the body nests objects and arrays more than {MAX_JSON_DEPTH} levels deep"
+
 _MEDIA_TYPES = {
     "application/x-protobuf": Encoding.PROTOBUF,
     "application/protobuf": Encoding.PROTOBUF,
@@ -59,23 +68,30 @@ def _id_to_base64(text: str) -> str:
     return text
 
 
-def _fix_ids(doc: Any) -> None:
-    """Rewrite every id field in place, at any depth (spans, links, logs, exemplars).
+def _fix_ids(doc: dict[str, Any]) -> None:
+    """Rewrite every id field in place, at any depth (spans, links, logs, exemplars);
+    ``BadRequest`` for a document nested more than ``MAX_JSON_DEPTH`` levels deep.
 
-    A loop over the containers still to visit, not recursion: the document may
-    nest deeper than Python's recursion limit (orjson reads 1,024 levels).
+    Walked level by level, not by recursion: the document may nest deeper than
+    Python's recursion limit (orjson reads 1,024 levels).
     """
-    pending = [doc]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in ID_FIELDS and isinstance(value, str):
-                    node[key] = _id_to_base64(value)
-                elif isinstance(value, dict | list):
-                    pending.append(value)
-        elif isinstance(node, list):
-            pending.extend(item for item in node if isinstance(item, dict | list))
+    level: list[Any] = [doc]
+    depth = 1
+    while level:
+        if depth > MAX_JSON_DEPTH:
+            raise BadRequest(TOO_DEEP)
+        below: list[Any] = []
+        for node in level:
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    if key in ID_FIELDS and isinstance(value, str):
+                        node[key] = _id_to_base64(value)
+                    elif isinstance(value, dict | list):
+                        below.append(value)
+            else:
+                below.extend(item for item in node if isinstance(item, dict | list))
+        level = below
+        depth += 1
 
 
 def decode_request(signal: Signal, body: bytes, encoding: Encoding) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, Text
+from sqlalchemy import ForeignKey, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from limelight.store.meta.models import Base, UTCDateTime, utcnow
@@ -47,6 +47,22 @@ class ConsoleSession(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     created_at: Mapped[datetime] = mapped_column(TS, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(TS)
+
+
+class ShownOnce(Base):
+    """A value a console page shows once, after the form that made it: sealed under a
+    key only the session's cookie gives (``limelight.auth.shown_once``), and gone with
+    its session."""
+
+    __tablename__ = "shown_once"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)  # in keeping order
+    session_hash: Mapped[str] = mapped_column(
+        ForeignKey("console_sessions.token_hash", ondelete="CASCADE"), index=True
+    )
+    page: Mapped[str] = mapped_column(String(512))
+    sealed: Mapped[bytes] = mapped_column(LargeBinary)
     expires_at: Mapped[datetime] = mapped_column(TS)
 
 

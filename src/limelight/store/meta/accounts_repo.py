@@ -1,15 +1,16 @@
-"""Users, workspace memberships and console sessions. Sessions come from ``MetaDB.session``."""
+"""Users, workspace memberships, console sessions and what a session's next page shows
+once. Sessions come from ``MetaDB.session``."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import Session
 
 from limelight.errors import BadRequest, Conflict, NotFound
 from limelight.ids import new_id
-from limelight.store.meta.accounts_models import ConsoleSession, Membership, User
+from limelight.store.meta.accounts_models import ConsoleSession, Membership, ShownOnce, User
 from limelight.store.meta.models import Environment, Workspace
 
 
@@ -120,3 +121,45 @@ def session_user(s: Session, token_hash: str, now: datetime) -> User | None:
 
 def delete_session(s: Session, token_hash: str) -> None:
     s.execute(delete(ConsoleSession).where(ConsoleSession.token_hash == token_hash))
+
+
+def keep_shown_once(
+    s: Session, session_hash: str, page: str, sealed: bytes, now: datetime, lifetime: int
+) -> None:
+    """Keep a sealed value for ``page``; every session's expired values go first."""
+    s.execute(delete(ShownOnce).where(ShownOnce.expires_at <= now))
+    s.add(
+        ShownOnce(
+            session_hash=session_hash,
+            page=page,
+            sealed=sealed,
+            expires_at=now + timedelta(seconds=lifetime),
+        )
+    )
+    s.flush()
+
+
+def _shown_once_of(session_hash: str, page: str, now: datetime) -> tuple[ColumnElement[bool], ...]:
+    return (
+        ShownOnce.session_hash == session_hash,
+        ShownOnce.page == page,
+        ShownOnce.expires_at > now,
+    )
+
+
+def has_shown_once(s: Session, session_hash: str, page: str, now: datetime) -> bool:
+    found = s.execute(
+        select(ShownOnce.id).where(*_shown_once_of(session_hash, page, now)).limit(1)
+    ).first()
+    return found is not None
+
+
+def take_shown_once(s: Session, session_hash: str, page: str, now: datetime) -> list[bytes]:
+    """The session's sealed values for ``page``, oldest first, deleted by the same
+    statement: of two requests taking them at once, one gets them and the other none."""
+    rows = s.execute(
+        delete(ShownOnce)
+        .where(*_shown_once_of(session_hash, page, now))
+        .returning(ShownOnce.id, ShownOnce.sealed)
+    ).all()
+    return [sealed for _, sealed in sorted(rows)]

@@ -1,7 +1,9 @@
 // The query builder's run: started with the page's address, polled until it settles,
-// then drawn: a line per group for the chosen value over time, and the aggregates.
+// then drawn: stacked bars per group for a count, a line per group for any other value,
+// a heatmap for HEATMAP (a region dragged on it asks BubbleUp what sets it apart), and
+// the aggregates.
 import { formAddress, localTime } from "./console.js";
-import { readData, timeChart } from "./charts.js";
+import { MISSING, formatNumber, heatmapChart, readData, timeChart } from "./charts.js";
 
 const state = readData("builder-state");
 const status = document.querySelector("[data-run-status]");
@@ -38,10 +40,12 @@ async function call(url, options = {}) {
   return body;
 }
 
+// A group's label, the same in the legend and the table (a missing value reads MISSING).
+const groupValue = (v) => (v == null ? MISSING : String(v));
 const groupLabel = (groups) => {
   const values = Object.entries(groups ?? {});
   if (!values.length) return "all events";
-  return values.map(([k, v]) => (values.length === 1 ? String(v) : `${k}=${v}`)).join(" · ");
+  return values.map(([k, v]) => (values.length === 1 ? groupValue(v) : `${k}=${groupValue(v)}`)).join(" · ");
 };
 
 function cell(row, text, header = false) {
@@ -51,7 +55,7 @@ function cell(row, text, header = false) {
   return el;
 }
 
-const show = (v) => (v == null ? "—" : typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : String(v));
+const show = (v) => (typeof v === "number" || v == null ? formatNumber(v) : String(v));
 
 function drawTable(data, names) {
   table.replaceChildren();
@@ -63,7 +67,7 @@ function drawTable(data, names) {
     const body = table.createTBody();
     for (const agg of data.aggregates) {
       const row = body.insertRow();
-      groupKeys.forEach((k) => cell(row, show(agg.groups[k])));
+      groupKeys.forEach((k) => cell(row, groupValue(agg.groups[k])));
       names.forEach((n) => cell(row, show(agg.values[n])).classList.add("num"));
     }
   } else {
@@ -80,7 +84,33 @@ function drawTable(data, names) {
   tableCard.hidden = false;
 }
 
+// The value name of the query's HEATMAP, if it has one.
+const heatmapName = () => {
+  const calc = (state?.spec?.calculations ?? []).find((c) => c.operator === "HEATMAP");
+  return calc ? calc.alias || `HEATMAP(${calc.key})` : null;
+};
+
+// The timeframe the series covers: every bucket, the last one whole.
+function span(series) {
+  if (!series.length) return undefined;
+  const step = series.length > 1 ? series[1].time - series[0].time : 60_000;
+  return [series[0].time, series[series.length - 1].time + step];
+}
+
 function drawChart(data, name) {
+  chartEl.replaceChildren();
+  chartCard.hidden = false;
+  if (name === heatmapName() && data.series.some((p) => p.buckets)) {
+    const key = state.spec.calculations.find((c) => c.operator === "HEATMAP").key;
+    chartEl.dataset.chart = "heatmap";
+    heatmapChart(chartEl, data.series, {
+      span: span(data.series),
+      yLabel: key,
+      onSelect: (region) => bubbleUp({ ...region, key }),
+    });
+    return;
+  }
+  chartEl.dataset.chart = ZERO_WHEN_EMPTY.test(name) ? "bars" : "lines";
   const order = data.aggregates.map((a) => groupLabel(a.groups));
   const lines = new Map(order.map((label) => [label, data.series.map(() => null)]));
   const zero = ZERO_WHEN_EMPTY.test(name);
@@ -92,10 +122,94 @@ function drawChart(data, name) {
       lines.get(label)[i] = row.aggregates[name] ?? null;
     }
   });
-  chartEl.replaceChildren();
-  chartCard.hidden = false;
   const drawn = [...lines].map(([label, values]) => ({ label, values }));
-  timeChart(chartEl, data.series.map((b) => b.time), drawn, { yLabel: name });
+  // Counts add up across groups: stacked bars; any other value is a line per group.
+  timeChart(chartEl, data.series.map((b) => b.time), drawn, {
+    yLabel: name,
+    stacked: zero && name.startsWith("COUNT") && !name.startsWith("COUNT_DISTINCT"),
+    span: span(data.series),
+  });
+}
+
+// -- BubbleUp: what sets the events of a region apart from the query's other events ------
+
+const bubbleCard = document.querySelector("[data-bubble-card]");
+
+function filterLink(key, operation, value) {
+  const url = new URL(location.href);
+  url.searchParams.append("fk", key);
+  url.searchParams.append("fo", operation);
+  url.searchParams.append("fv", typeof value === "string" ? value : JSON.stringify(value));
+  return url.toString();
+}
+
+function bar(share, kind) {
+  const meter = document.createElement("span");
+  meter.className = `share ${kind}`;
+  meter.dataset.share = String(share);
+  // Width through the CSSOM: the CSP allows no inline styles.
+  meter.style.setProperty("--share", String(Math.max(0, Math.min(1, share))));
+  return meter;
+}
+
+const percent = (share) => `${formatNumber(Math.round(share * 1000) / 10)}%`;
+
+function drawBubbleUp(answer, region) {
+  const list = bubbleCard.querySelector("[data-bubble-list]");
+  const note = bubbleCard.querySelector("[data-bubble-note]");
+  list.replaceChildren();
+  const range = `${region.key} ${formatNumber(region.min)} – ${formatNumber(region.max)}, ${localTime(region.from)} – ${localTime(region.to)}`;
+  note.textContent = `${formatNumber(answer.selection)} selected events (${range}) against ${formatNumber(answer.baseline)} others${answer.sampled ? ", from a sample" : ""}.`;
+  for (const dim of answer.dimensions) {
+    const item = document.createElement("li");
+    item.className = "dimension";
+    item.dataset.key = dim.key;
+    const head = document.createElement("h3");
+    head.textContent = dim.key;
+    const score = document.createElement("span");
+    score.className = "muted";
+    score.textContent = ` differs by ${percent(dim.score)}`;
+    head.append(score);
+    const rows = document.createElement("table");
+    rows.className = "bubble-values";
+    for (const v of dim.values) {
+      const row = rows.insertRow();
+      const name = row.insertCell();
+      const link = document.createElement("a");
+      link.href = filterLink(dim.key, "=", v.value);
+      link.textContent = v.value == null ? MISSING : String(v.value);
+      link.title = `Filter on ${dim.key} = ${link.textContent}`;
+      link.dataset.filter = "";
+      name.append(link);
+      const shares = row.insertCell();
+      shares.append(bar(v.selection, "selection"), bar(v.baseline, "baseline"));
+      row.insertCell().textContent = `${percent(v.selection)} selected · ${percent(v.baseline)} others`;
+    }
+    item.append(head, rows);
+    list.append(item);
+  }
+  bubbleCard.hidden = false;
+}
+
+async function bubbleUp(region) {
+  const note = bubbleCard.querySelector("[data-bubble-note]");
+  bubbleCard.hidden = false;
+  note.textContent = "Comparing the selection with the other events…";
+  const body = new URLSearchParams(state.address.replace(/^\?/, ""));
+  for (const [k, v] of Object.entries({ sf: region.from, st: region.to, sk: region.key, smin: region.min, smax: region.max })) {
+    body.set(k, String(v));
+  }
+  try {
+    const answer = await call(state.bubble, {
+      method: "POST",
+      headers: { "X-CSRF-Token": state.csrf, "Content-Type": "application/x-www-form-urlencoded" },
+      body: body.toString(),
+    });
+    drawBubbleUp(answer, region);
+    bubbleCard.scrollIntoView({ block: "nearest" });
+  } catch (failure) {
+    note.textContent = failure.reason || failure.message || "BubbleUp failed.";
+  }
 }
 
 function draw(data) {

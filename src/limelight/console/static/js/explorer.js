@@ -6,7 +6,7 @@ import { readData, timeChart } from "./charts.js";
 const histogram = readData("histogram-data");
 const chartEl = document.getElementById("histogram");
 if (histogram && chartEl) {
-  timeChart(chartEl, histogram.times, [{ label: "events", values: histogram.counts }], { bars: true, height: 120 });
+  timeChart(chartEl, histogram.times, [{ label: "events", values: histogram.counts }], { bars: true, height: 120, span: histogram.span });
 }
 
 const MAX_ROWS = 500;

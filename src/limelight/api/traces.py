@@ -1,0 +1,158 @@
+"""Trace search and the service overview, over a dataset of OpenTelemetry spans.
+
+``POST /v1/traces/search`` lists the traces with a matching span;
+``GET /v1/services`` gives each service's requests, errors and latency (with
+``series=1`` per time bucket too), ``GET /v1/services/<name>/operations`` the
+same per span name, ``GET /v1/services/<name>/errors`` a service's errors by
+message. The Queries API's rules: an admin key (401 without one, 403 for an
+ingest key), 400 naming the field. Each read waits for the workspace's turn on
+the query run workers and runs within a run's limits (``QueryRunService.read``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Annotated, TypeVar
+
+from fastapi import APIRouter, Depends, Query
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from limelight.api.deps import admin_key
+from limelight.auth.api_keys import KeyContext
+from limelight.datasets import timeframe
+from limelight.errors import Unavailable
+from limelight.query.plans import Timeframe
+from limelight.query.services import MAX_GROUPS
+from limelight.query.timeframe import granularity_for
+from limelight.query.traces import MAX_UNIX_MS, validate_search
+from limelight.runs.spans import check_read, search_traces, service_errors, service_overview
+from limelight.runtime import Runtime
+from limelight.web.body import read_json
+from limelight.web.problems import json_response
+from limelight.web.request import runtime_of
+
+router = APIRouter(tags=["traces"])
+AdminKey = Annotated[KeyContext, Depends(admin_key)]
+UnixMs = Annotated[int | None, Query(ge=0, le=MAX_UNIX_MS, description="unix ms")]
+Dataset = Annotated[str, Query(description="the dataset of spans")]
+T = TypeVar("T")
+# Past its queue and run limits a read has failed on the worker; this bounds the wait
+# for one whose job was dropped (the server stopping).
+SLACK_SECONDS = 5.0
+
+
+async def _answer(rt: Runtime, key: KeyContext, job: Callable[[float], T]) -> T:
+    """``job``'s answer, run on the query run workers in the workspace's turn."""
+    future = await run_in_threadpool(rt.runs.read, key.tenant, job)
+    limits = rt.runs.limits
+    try:
+        return await asyncio.wait_for(
+            asyncio.wrap_future(future),
+            limits.max_queue_seconds + limits.max_run_seconds + SLACK_SECONDS,
+        )
+    except TimeoutError:
+        raise Unavailable("the read did not finish; try again shortly") from None
+
+
+def _timeframe(rt: Runtime, dataset: str, from_ms: int | None, to_ms: int | None) -> Timeframe:
+    frame = Timeframe(*timeframe(from_ms, to_ms))
+    check_read(rt.runs.limits, dataset, frame)
+    return frame
+
+
+@router.post("/v1/traces/search")
+async def search(request: Request, key: AdminKey) -> Response:
+    """The traces with a span matching every condition, newest or slowest first."""
+    rt = runtime_of(request)
+    found = validate_search(await read_json(request, "trace search"))
+    check_read(rt.runs.limits, found.dataset, found.timeframe)
+    answer = await _answer(
+        rt,
+        key,
+        lambda deadline: search_traces(rt.events, key.tenant, found, rt.runs.limits, deadline),
+    )
+    return json_response(answer)
+
+
+@router.get("/v1/services")
+async def services(
+    request: Request,
+    key: AdminKey,
+    from_: Annotated[int | None, Query(alias="from", ge=0, le=MAX_UNIX_MS)] = None,
+    to: UnixMs = None,
+    dataset: Dataset = "otel",
+    series: Annotated[bool, Query(description="add each service's series")] = False,
+    granularity: Annotated[int | None, Query(ge=1, le=MAX_UNIX_MS)] = None,
+) -> Response:
+    """Each service's requests, errors and latency over its entry spans."""
+    rt = runtime_of(request)
+    frame = _timeframe(rt, dataset, from_, to)
+    step = granularity_for(frame, granularity) if series else None
+    found = await _answer(
+        rt,
+        key,
+        lambda deadline: service_overview(
+            rt.events, key.tenant, dataset, frame, rt.runs.limits, deadline, granularity_ms=step
+        ),
+    )
+    return json_response({"services": found})
+
+
+@router.get("/v1/services/{name}/operations")
+async def operations(
+    request: Request,
+    key: AdminKey,
+    name: str,
+    from_: Annotated[int | None, Query(alias="from", ge=0, le=MAX_UNIX_MS)] = None,
+    to: UnixMs = None,
+    dataset: Dataset = "otel",
+    series: Annotated[bool, Query(description="add each operation's series")] = False,
+    granularity: Annotated[int | None, Query(ge=1, le=MAX_UNIX_MS)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_GROUPS)] = 100,
+) -> Response:
+    """The service's operations (span names), the most requested first."""
+    rt = runtime_of(request)
+    frame = _timeframe(rt, dataset, from_, to)
+    step = granularity_for(frame, granularity) if series else None
+    found = await _answer(
+        rt,
+        key,
+        lambda deadline: service_overview(
+            rt.events,
+            key.tenant,
+            dataset,
+            frame,
+            rt.runs.limits,
+            deadline,
+            service=name,
+            granularity_ms=step,
+            limit=limit,
+        ),
+    )
+    return json_response({"service": name, "operations": found})
+
+
+@router.get("/v1/services/{name}/errors")
+async def errors(
+    request: Request,
+    key: AdminKey,
+    name: str,
+    from_: Annotated[int | None, Query(alias="from", ge=0, le=MAX_UNIX_MS)] = None,
+    to: UnixMs = None,
+    dataset: Dataset = "otel",
+    limit: Annotated[int, Query(ge=1, le=MAX_GROUPS)] = 20,
+) -> Response:
+    """The service's failed spans grouped by their error message, the most frequent first."""
+    rt = runtime_of(request)
+    frame = _timeframe(rt, dataset, from_, to)
+    found = await _answer(
+        rt,
+        key,
+        lambda deadline: service_errors(
+            rt.events, key.tenant, dataset, frame, name, limit, rt.runs.limits, deadline
+        ),
+    )
+    return json_response({"service": name, "errors": found})

@@ -1,0 +1,117 @@
+"""Spans as SQL: the keys OpenTelemetry spans are stored with, read for their stored types.
+
+A span is an event as ``ingest/otlp/spans.py`` writes it: ``traceId``,
+``spanId``, ``parentSpanId`` (absent on a root), ``name``, ``kind``,
+``duration`` (ms), ``status.code`` (``UNSET``, ``OK`` or ``ERROR``), ``error``
+(the exception message of a failed span); the resource's ``service.name`` is
+the ``service`` column and the span's start the event time. The trace search
+and the service overview read these keys through ``StoredTypes``, as a run
+reads its keys: only the types the tenant's events hold them as, and a key that
+never holds a string (a dataset without spans) reads as nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from limelight.query.keys import StoredTypes
+from limelight.query.plans import Timeframe
+from limelight.query.scope import Condition, Scope
+from limelight.query.spec import Filter
+from limelight.query.sql import Params
+from limelight.query.where import filter_sql
+
+TRACE_ID = "traceId"
+PARENT_SPAN_ID = "parentSpanId"
+NAME = "name"
+KIND = "kind"
+DURATION = "duration"
+STATUS_CODE = "status.code"
+ERROR = "error"
+SPAN_KEYS = (TRACE_ID, PARENT_SPAN_ID, NAME, KIND, DURATION, STATUS_CODE, ERROR)
+# The kinds of the spans where a request enters a service (SigNoz, Jaeger and HyperDX
+# count a service's requests on these): a server handling a call, a consumer a message.
+ENTRY_KINDS = ("SERVER", "CONSUMER")
+# What a key that never holds a string or a number reads as: typed, so the aggregates
+# over it keep a type.
+NO_STRING = "CAST(NULL, 'Nullable(String)')"
+NO_NUMBER = "CAST(NULL, 'Nullable(Float64)')"
+
+
+@dataclass(frozen=True)
+class SpanSql:
+    """The span keys as SQL over the events table, for one statement (its ``Params``)."""
+
+    trace_id: str  # Nullable(String)
+    name: str  # Nullable(String)
+    duration: str  # ms, Float64; a span without one lasts 0
+    latency: str  # ms, Nullable(Float64): NULL without one, so percentiles skip it
+    is_root: str  # no parent span id (absent, or empty)
+    is_error: str  # status.code ERROR
+    is_entry: str  # kind SERVER or CONSUMER
+    error: str  # Nullable(String): the failed span's message
+
+    @classmethod
+    def of(cls, stored: StoredTypes, params: Params) -> SpanSql:
+        def string(key: str) -> str | None:
+            return stored.expr(key).scalars.get("string")
+
+        duration = stored.expr(DURATION).scalars.get("number")
+        parent = string(PARENT_SPAN_ID)
+        status = string(STATUS_CODE)
+        kind = string(KIND)
+        return cls(
+            trace_id=string(TRACE_ID) or NO_STRING,
+            name=string(NAME) or NO_STRING,
+            duration=f"ifNull({duration}, 0)" if duration else "0",
+            latency=duration or NO_NUMBER,
+            is_root=f"ifNull({parent}, '') = ''" if parent else "1",
+            is_error=f"ifNull({status} = {params.add('ERROR', 'String')}, 0)" if status else "0",
+            is_entry=(
+                f"ifNull({kind} IN ({', '.join(params.add(k, 'String') for k in ENTRY_KINDS)}), 0)"
+                if kind
+                else "0"
+            ),
+            error=string(ERROR) or NO_STRING,
+        )
+
+
+def holds_spans(stored: StoredTypes) -> bool:
+    """False when no event of the tenant holds a trace id and a kind as strings: there
+    is no span to read."""
+    return all("string" in stored.expr(key).scalars for key in (TRACE_ID, KIND))
+
+
+def spans_where(
+    scope: Scope,
+    params: Params,
+    dataset: str,
+    timeframe: Timeframe,
+    stored: StoredTypes,
+    more: Callable[[Params], Sequence[str]] = lambda _: (),
+) -> Condition:
+    """The tenant, the dataset and the timeframe (the sort key's prefix, so the engine
+    reads only their granules), the spans among their events, then the conditions
+    ``more`` adds.
+
+    A span is an event with a trace id and a kind: OTLP log records in the same
+    dataset may carry a trace id (and a span id), never a kind.
+    """
+    trace_id, kind = (stored.expr(key).scalars["string"] for key in (TRACE_ID, KIND))
+    return scope.where(
+        params,
+        lambda p: [
+            f"dataset = {p.add(dataset, 'String')}",
+            f"timestamp >= fromUnixTimestamp64Milli({p.add(timeframe.from_ms, 'Int64')})",
+            f"timestamp < fromUnixTimestamp64Milli({p.add(timeframe.to_ms, 'Int64')})",
+            f"{trace_id} != ''",
+            f"{kind} != ''",
+            *more(p),
+        ],
+    )
+
+
+def filters_sql(filters: Sequence[Filter], params: Params, stored: StoredTypes) -> list[str]:
+    """The query runs' filters (every operation of ``operators``), as span conditions."""
+    return [filter_sql(f, params, stored) for f in filters]

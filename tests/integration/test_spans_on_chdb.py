@@ -1,0 +1,366 @@
+"""The reads over spans on chDB: every golden case (and searches drawn at random) answers
+as a plain-Python evaluation of the same spans does; another tenant's spans, the
+dataset's log records and spans outside the timeframe are never part of an answer."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from limelight.query.keys import StoredTypes
+from limelight.query.services import OverviewPlan, Series, shape_errors, shape_overview
+from limelight.query.traces import shape_traces
+from limelight.runs.limits import RunLimits
+from limelight.runs.lookups import stored_types
+from limelight.settings import Settings
+from limelight.tenant import Tenant
+from tests import query_reference as ref
+from tests.unit.query.golden_cases import ENVIRONMENT, WORKSPACE
+from tests.unit.query.golden_span_cases import (
+    DATASET,
+    ERRORS,
+    FRAME,
+    OVERVIEWS,
+    SEARCHES,
+    STORED,
+    TIMEFRAME,
+    compile_case,
+)
+
+TENANT = Tenant(WORKSPACE, ENVIRONMENT)
+SERVICES = ["gateway", "orders", "users", "batch"]
+NAMES = ["GET /api/cart", "POST /api/orders", "SELECT orders", "redis GET", "publish"]
+KINDS = ["SERVER", "CLIENT", "INTERNAL", "CONSUMER", "PRODUCER"]
+ERRORS_TEXT = ["timeout", "connection refused", "404 from upstream"]
+REGIONS = ["eu", "us", "ap"]
+
+
+def _span(rng: random.Random, trace: str, ts: int, service: str, **fields: Any) -> dict[str, Any]:
+    failed = rng.random() < 0.12
+    span: dict[str, Any] = {
+        "timestamp": ts,
+        "service": service,
+        "traceId": trace,
+        "spanId": f"{rng.getrandbits(64):016x}",
+        "name": rng.choice(NAMES),
+        "kind": rng.choice(KINDS),
+        "status": {"code": "ERROR" if failed else rng.choice(["UNSET", "OK"])},
+        "attributes": {
+            "http": {"status_code": rng.choice([200, 201, 404, 500, 503])},
+            "region": rng.choice(REGIONS),
+        },
+    }
+    if rng.random() < 0.9:  # some spans have no end time, so no duration
+        span["duration"] = rng.choice([rng.randrange(1, 900), round(rng.uniform(0, 900), 3)])
+    if failed:
+        span["error"] = rng.choice(ERRORS_TEXT)
+    span.update(fields)
+    return span
+
+
+def generate_spans(seed: int) -> list[dict[str, Any]]:
+    """About 200 traces over the timeframe and past its edges: a root (missing in some),
+    children in the services; the `batch` service has no entry spans."""
+    rng = random.Random(seed)
+    spans: list[dict[str, Any]] = []
+    for i in range(200):
+        trace = f"{rng.getrandbits(128):032x}"
+        # Distinct starts (the order's ties are broken by a hash the reference cannot
+        # compute); a few traces start before the timeframe or end after it.
+        start = TIMEFRAME.from_ms - 60_000 + i * 18_607
+        batch = rng.random() < 0.15
+        root = _span(
+            rng,
+            trace,
+            start,
+            "batch" if batch else "gateway",
+            kind="INTERNAL" if batch else "SERVER",
+        )
+        if rng.random() > 0.1:  # a trace whose root was not received
+            spans.append(root)
+        for j in range(rng.randrange(0, 9)):
+            service = "batch" if batch else rng.choice(SERVICES[:3])
+            kind = "INTERNAL" if batch else rng.choice(KINDS)
+            ts = start + 1 + j * rng.randrange(1, 40_000)
+            spans.append(_span(rng, trace, ts, service, kind=kind, parentSpanId=root["spanId"]))
+    return spans
+
+
+@pytest.fixture(scope="session")
+def query_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    yield ref.shared_chdb_store(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def spans(query_store: Any) -> list[ref.Record]:
+    events = generate_spans(seed=11)
+    records = ref.store_events(query_store, TENANT, DATASET, events)
+    # Log records of the same traces in the dataset: a trace id and a span id, no kind.
+    logs = [
+        {"timestamp": e["timestamp"], "traceId": e["traceId"], "spanId": e["spanId"],
+         "message": "handled", "service": e["service"]}
+        for e in events[:60]
+    ]  # fmt: skip
+    ref.store_events(query_store, TENANT, DATASET, logs)
+    # The same spans in another environment of the workspace and in another dataset.
+    ref.store_events(query_store, Tenant(WORKSPACE, "env_spans_other"), DATASET, events)
+    ref.store_events(query_store, TENANT, "other-spans", events[:50])
+    return records
+
+
+def run(query_store: Any, name: str) -> list[dict[str, Any]]:
+    statement = compile_case(name, query_store.table)
+    rows: list[dict[str, Any]] = query_store.query(statement.sql, statement.params).rows
+    return rows
+
+
+# ---------------------------------------------------------------- the reference
+
+
+def _in_frame(records: list[ref.Record]) -> list[ref.Record]:
+    return [
+        r
+        for r in records
+        if TIMEFRAME.from_ms <= r.system["_timestamp"] < TIMEFRAME.to_ms
+        and isinstance(r.flat.get("traceId"), str)
+        and isinstance(r.flat.get("kind"), str)
+    ]
+
+
+def _failed(r: ref.Record) -> bool:
+    return r.flat.get("status.code") == "ERROR"
+
+
+def _root(r: ref.Record) -> bool:
+    return not r.flat.get("parentSpanId")
+
+
+def _duration(r: ref.Record) -> float:
+    value = r.flat.get("duration")
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _matches(r: ref.Record, search: dict[str, Any]) -> bool:
+    if search.get("services") and r.system["_service"] not in search["services"]:
+        return False
+    if "name" in search and r.flat.get("name") != search["name"]:
+        return False
+    if search.get("status") == "error" and not _failed(r):
+        return False
+    if search.get("status") == "ok" and _failed(r):
+        return False
+    return all(ref.matches_filter(r, f) for f in search.get("filters") or [])
+
+
+def reference_search(records: list[ref.Record], search: dict[str, Any]) -> list[dict[str, Any]]:
+    traces: dict[str, list[ref.Record]] = defaultdict(list)
+    for r in _in_frame(records):
+        traces[r.flat["traceId"]].append(r)
+    found = []
+    for trace_id, spans in traces.items():
+        start = min(r.system["_timestamp"] for r in spans)
+        frm = TIMEFRAME.from_ms
+        duration = max(r.system["_timestamp"] - frm + _duration(r) for r in spans) - (start - frm)
+        if not any(_matches(r, search) for r in spans):
+            continue
+        if duration < search.get("minDuration", 0) or duration > search.get(
+            "maxDuration", float("inf")
+        ):
+            continue
+        roots = sorted((r for r in spans if _root(r)), key=lambda r: r.system["_timestamp"])
+        found.append(
+            {
+                "traceId": trace_id,
+                "start": start,
+                "duration": pytest.approx(duration),
+                "rootService": roots[0].system["_service"] if roots else None,
+                "rootName": roots[0].flat.get("name") if roots else None,
+                "spans": len(spans),
+                "errors": sum(_failed(r) for r in spans),
+                "services": sorted({r.system["_service"] for r in spans}),
+            }
+        )
+    if search.get("orderBy") == "duration":
+        found.sort(key=lambda t: (-t["duration"].expected, -t["start"]))
+    else:
+        found.sort(key=lambda t: -t["start"])
+    return found[: search.get("limit", 20)]
+
+
+def _percentile(values: list[float], level: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = level * (len(ordered) - 1)
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _figures(spans: list[ref.Record]) -> dict[str, Any]:
+    durations = [float(r.flat["duration"]) for r in spans if "duration" in r.flat]
+    errors = sum(_failed(r) for r in spans)
+    return {
+        "requests": len(spans),
+        "errors": errors,
+        "errorRate": pytest.approx(errors / len(spans)),
+        **{
+            label: None if (p := _percentile(durations, level)) is None else pytest.approx(p)
+            for label, level in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+        },
+    }
+
+
+def _counted(spans: list[ref.Record]) -> list[ref.Record]:
+    """A service's entry spans, or its roots when it has none."""
+    entries = [r for r in spans if r.flat.get("kind") in ("SERVER", "CONSUMER")]
+    return entries or [r for r in spans if _root(r)]
+
+
+def reference_overview(records: list[ref.Record], service: str | None) -> list[dict[str, Any]]:
+    by_service: dict[str, list[ref.Record]] = defaultdict(list)
+    for r in _in_frame(records):
+        by_service[r.system["_service"]].append(r)
+    if service is None:
+        return [
+            {"service": name, **_figures(counted)}
+            for name, spans in sorted(by_service.items())
+            if (counted := _counted(spans))
+        ]
+    by_name: dict[str, list[ref.Record]] = defaultdict(list)
+    for r in _counted(by_service.get(service, [])):
+        by_name[r.flat["name"]].append(r)
+    out = [{"operation": name, **_figures(spans)} for name, spans in by_name.items()]
+    return sorted(out, key=lambda o: (-o["requests"], o["operation"]))
+
+
+def reference_errors(records: list[ref.Record], service: str) -> list[dict[str, Any]]:
+    by_error: dict[str, list[ref.Record]] = defaultdict(list)
+    for r in _in_frame(records):
+        if r.system["_service"] == service and _failed(r):
+            by_error[r.flat["error"]].append(r)
+    out = []
+    for error, spans in by_error.items():
+        newest = max(spans, key=lambda r: r.system["_timestamp"])
+        out.append(
+            {
+                "error": error,
+                "count": len(spans),
+                "lastSeen": newest.system["_timestamp"],
+                "traceId": newest.flat["traceId"],
+                "operations": sorted({r.flat["name"] for r in spans})[:10],
+            }
+        )
+    return sorted(out, key=lambda e: (-e["count"], -e["lastSeen"], e["error"]))
+
+
+# ---------------------------------------------------------------- the tests
+
+
+def test_the_span_keys_are_stored_as_the_golden_cases_say(
+    query_store: Any, spans: list[ref.Record]
+) -> None:
+    """The golden statements read the types STORED names: those the spans hold."""
+    limits = RunLimits.from_settings(Settings(data_dir="/nonexistent"))
+    held = stored_types(query_store, TENANT, sorted(STORED.paths or {}), limits)
+    for key, types in held.items():
+        assert types <= (STORED.paths or {})[key], key
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_a_golden_search_finds_the_traces_the_reference_finds(
+    name: str, query_store: Any, spans: list[ref.Record]
+) -> None:
+    answer = shape_traces(run(query_store, name))["traces"]
+    expected = reference_search(spans, {**FRAME, **SEARCHES[name]})
+    assert expected, "a case that finds nothing proves little"
+    assert answer == expected
+
+
+@pytest.mark.parametrize("name", sorted(OVERVIEWS))
+def test_a_golden_overview_answers_as_the_reference(
+    name: str, query_store: Any, spans: list[ref.Record]
+) -> None:
+    case = OVERVIEWS[name]
+    series = Series(TIMEFRAME, case.series_ms) if case.series_ms else None
+    plan = OverviewPlan(compile_case(name, query_store.table), series)
+    label = "service" if case.service is None else "operation"
+    answer = shape_overview(plan, run(query_store, name), label)
+    expected = reference_overview(spans, case.service)[: case.limit]
+    assert expected
+    assert [{k: v for k, v in a.items() if k != "series"} for a in answer] == expected
+    if series is not None:
+        for item in answer:
+            counted = _counted([r for r in _in_frame(spans) if r.system["_service"] == item[label]])
+            step = series.granularity_ms
+            buckets: list[list[ref.Record]] = [[] for _ in range(series.count)]
+            for r in counted:
+                buckets[(r.system["_timestamp"] - TIMEFRAME.from_ms) // step].append(r)
+            per_bucket = [
+                {
+                    "time": TIMEFRAME.from_ms + i * step,
+                    "requests": len(inside),
+                    "errors": sum(_failed(r) for r in inside),
+                }
+                for i, inside in enumerate(buckets)
+            ]
+            assert item["series"] == per_bucket
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_a_services_errors_are_grouped_as_the_reference_groups_them(
+    name: str, query_store: Any, spans: list[ref.Record]
+) -> None:
+    case = ERRORS[name]
+    answer = shape_errors(run(query_store, name))
+    expected = reference_errors(spans, case.service)[: case.limit]
+    assert expected
+    assert answer == expected
+
+
+def _random_search(rng: random.Random) -> dict[str, Any]:
+    search: dict[str, Any] = {"limit": rng.choice([5, 20, 1000])}
+    if rng.random() < 0.4:
+        search["services"] = rng.sample(SERVICES, rng.randrange(1, 3))
+    if rng.random() < 0.3:
+        search["name"] = rng.choice(NAMES)
+    if rng.random() < 0.3:
+        search["status"] = rng.choice(["error", "ok"])
+    if rng.random() < 0.3:
+        search["minDuration"] = rng.randrange(0, 400)
+    if rng.random() < 0.3:
+        search["maxDuration"] = rng.randrange(400, 2000)
+    if rng.random() < 0.5:
+        search["filters"] = [
+            rng.choice(
+                [
+                    {"key": "attributes.region", "operation": "=", "value": rng.choice(REGIONS)},
+                    {"key": "attributes.http.status_code", "operation": ">", "value": 404},
+                    {"key": "duration", "operation": "DOES_NOT_EXIST"},
+                    {"key": "error", "operation": "STARTS_WITH", "value": "conn"},
+                    {"key": "kind", "operation": "NOT_IN", "value": "SERVER, CLIENT"},
+                ]
+            )
+        ]
+    search["orderBy"] = rng.choice(["start", "duration"])
+    return search
+
+
+def test_random_searches_find_what_the_reference_finds(
+    query_store: Any, spans: list[ref.Record]
+) -> None:
+    from limelight.query.traces import compile_search, validate_search
+    from tests.unit.query.golden_span_cases import scope
+
+    rng = random.Random(5)
+    stored = StoredTypes(STORED.paths, {"duration": {}, "kind": {}, "error": {}})
+    for _ in range(60):
+        search = {**FRAME, **_random_search(rng)}
+        plan = compile_search(validate_search(search), scope(), query_store.table, stored)
+        assert plan is not None
+        rows = query_store.query(plan.statement.sql, plan.statement.params).rows
+        assert shape_traces(rows)["traces"] == reference_search(spans, search), search

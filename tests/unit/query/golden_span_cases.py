@@ -1,0 +1,122 @@
+"""The golden cases of the reads over spans: trace search and the service overview.
+
+Each case is compiled with the fixed tenant of ``golden_cases`` and pinned in
+``golden/spans/<name>.sql``; tests/integration/test_spans_on_chdb.py runs every
+case on chDB and compares the answer with a plain-Python evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from limelight.query.keys import StoredTypes
+from limelight.query.plans import CompiledQuery, RunOptions, Timeframe
+from limelight.query.scope import Scope
+from limelight.query.services import Series, errors_statement, overview_statement
+from limelight.query.traces import compile_search, validate_search
+from tests.unit.query.golden_cases import ENVIRONMENT, TABLE, WORKSPACE
+
+DATASET = "spans"
+# A fixed hour; the chDB test stores its spans around it (some before and after, to cut
+# traces at its edges).
+TIMEFRAME = Timeframe(from_ms=1_795_000_000_000, to_ms=1_795_003_600_000)
+# The types the span keys are stored as (what ``runs.lookups.stored_types`` finds for
+# OTLP spans: whole durations are integers).
+STORED = StoredTypes(
+    {
+        "traceId": frozenset({"String"}),
+        "spanId": frozenset({"String"}),
+        "parentSpanId": frozenset({"String"}),
+        "name": frozenset({"String"}),
+        "kind": frozenset({"String"}),
+        "duration": frozenset({"Int64", "Float64"}),
+        "status.code": frozenset({"String"}),
+        "error": frozenset({"String"}),
+        "attributes.http.status_code": frozenset({"Int64"}),
+        "attributes.region": frozenset({"String"}),
+    },
+    {"attributes.region": {}},
+)
+FRAME = {"from": TIMEFRAME.from_ms, "to": TIMEFRAME.to_ms, "dataset": DATASET}
+
+
+@dataclass(frozen=True)
+class OverviewCase:
+    service: str | None = None
+    series_ms: int | None = None
+    limit: int = 1_000
+
+
+@dataclass(frozen=True)
+class ErrorsCase:
+    service: str
+    limit: int = 20
+
+
+SEARCHES: dict[str, dict[str, Any]] = {
+    "search_all": {},
+    "search_slowest": {"orderBy": "duration", "limit": 7},
+    "search_service_errors": {"services": ["orders", "users"], "status": "error"},
+    "search_ok_name": {"name": "GET /api/cart", "status": "ok", "limit": 50},
+    "search_durations": {"minDuration": 200, "maxDuration": 700.5, "orderBy": "duration"},
+    "search_filters": {
+        "filters": [
+            {"key": "attributes.http.status_code", "operation": ">=", "value": 500},
+            {"key": "attributes.region", "operation": "!=", "value": "eu"},
+        ],
+        "limit": 1000,
+    },
+    # Every condition on one span: a trace with a users span and another span in error
+    # is not found.
+    "search_one_span_matches_all": {
+        "services": ["users"],
+        "filters": [{"key": "kind", "operation": "IN", "value": ["SERVER", "CONSUMER"]}],
+        "status": "error",
+        "limit": 1000,
+    },
+}
+OVERVIEWS: dict[str, OverviewCase] = {
+    "services": OverviewCase(),
+    "services_series": OverviewCase(series_ms=600_000),
+    "operations": OverviewCase(service="orders"),
+    # A service without entry spans counts its roots.
+    "operations_of_roots": OverviewCase(service="batch", limit=3),
+}
+ERRORS: dict[str, ErrorsCase] = {
+    "errors_of_orders": ErrorsCase("orders"),
+    "errors_top_two": ErrorsCase("users", limit=2),
+}
+CASES = [*SEARCHES, *OVERVIEWS, *ERRORS]
+
+
+def scope() -> Scope:
+    return Scope(WORKSPACE, ENVIRONMENT, RunOptions())
+
+
+def compile_case(name: str, table: str = TABLE, stored: StoredTypes = STORED) -> CompiledQuery:
+    if name in SEARCHES:
+        plan = compile_search(validate_search({**FRAME, **SEARCHES[name]}), scope(), table, stored)
+        assert plan is not None
+        return plan.statement
+    if name in OVERVIEWS:
+        case = OVERVIEWS[name]
+        series = Series(TIMEFRAME, case.series_ms) if case.series_ms else None
+        overview = overview_statement(
+            scope(),
+            table,
+            DATASET,
+            TIMEFRAME,
+            stored,
+            service=case.service,
+            series=series,
+            limit=case.limit,
+        )
+        assert overview is not None
+        return overview.statement
+    errors = ERRORS[name]
+    statement = errors_statement(
+        scope(), table, DATASET, TIMEFRAME, stored, errors.service, errors.limit
+    )
+    assert statement is not None
+    return statement
