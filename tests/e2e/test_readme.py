@@ -29,7 +29,7 @@ def expected(block: str) -> str:
 
 def test_the_first_steps_work_when_pasted_in_order(tmp_path: Path) -> None:
     blocks = first_steps()
-    assert len(blocks) == 4 and all(expected(block) for block in blocks)
+    assert len(blocks) == 5 and all(expected(block) for block in blocks)
     server = launch(tmp_path / "data")
     try:
         # One shell for all blocks, as a person pastes them: variables carry over.
