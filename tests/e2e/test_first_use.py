@@ -1,0 +1,73 @@
+"""What a first-time user trips over, answered so that the answer says what to change."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from tests import web
+from tests.support import LiveServer, Tenant
+
+HOUR = 3_600_000
+SECONDS_NOW = 1_764_000_000  # 2025-11-24 in seconds: 1970-01-21 read as milliseconds
+
+
+def get(server: LiveServer, key: str, path: str, **params: Any) -> httpx.Response:
+    return web.get(f"{server.url}{path}", params=params, headers={"Authorization": key}, timeout=30)
+
+
+def run(server: LiveServer, key: str, body: dict[str, Any]) -> httpx.Response:
+    return web.post(
+        f"{server.url}/v1/query_run",
+        json=body,
+        params={"wait": 15},
+        headers={"Authorization": key},
+        timeout=30,
+    )
+
+
+def assert_seconds_refused(answer: httpx.Response, fields: list[str]) -> None:
+    assert answer.status_code == 400, answer.text
+    errors = answer.json()["errors"]
+    assert [e["field"] for e in errors] == fields
+    for error in errors:
+        assert "unix milliseconds" in error["message"]
+        assert "not seconds" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/query_run", "/v1/events", "/v1/datasets"], ids=lambda p: p.strip("/")
+)
+def test_a_timeframe_in_seconds_is_refused_with_the_hint_of_milliseconds(
+    server: LiveServer, tenant: Tenant, path: str
+) -> None:
+    frame = {"from": SECONDS_NOW - 3600, "to": SECONDS_NOW}
+    if path == "/v1/query_run":
+        body = {"query": {"calculations": [{"operator": "COUNT"}]}, **frame}
+        assert_seconds_refused(run(server, tenant.admin_key, body), ["from", "to"])
+    else:
+        assert_seconds_refused(get(server, tenant.admin_key, path, **frame), ["from", "to"])
+        # One end alone, in seconds, says which.
+        alone = get(server, tenant.admin_key, path, to=SECONDS_NOW)
+        assert_seconds_refused(alone, ["to"])
+
+
+def test_the_newest_events_over_a_timeframe_in_milliseconds(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    now = int(time.time() * 1000)
+    events = [{"timestamp": now - h * HOUR, "hours_ago": h} for h in (1, 3, 5)]
+    assert server.send(tenant.ingest_key, "logs", events).status_code == 202
+
+    frame = {"from": now - 4 * HOUR, "to": now - 2 * HOUR}
+    found = get(server, tenant.admin_key, "/v1/events", **frame)
+    assert found.status_code == 200, found.text
+    assert [e["hours_ago"] for e in found.json()["events"]] == [3]
+    everything = get(server, tenant.admin_key, "/v1/events")
+    assert [e["hours_ago"] for e in everything.json()["events"]] == [1, 3, 5]
+    backwards = get(server, tenant.admin_key, "/v1/events", **{"from": now, "to": now - HOUR})
+    assert backwards.status_code == 400
+    assert backwards.json()["errors"] == [{"field": "from", "message": "must not be after 'to'"}]
