@@ -71,3 +71,48 @@ def test_the_newest_events_over_a_timeframe_in_milliseconds(
     backwards = get(server, tenant.admin_key, "/v1/events", **{"from": now, "to": now - HOUR})
     assert backwards.status_code == 400
     assert backwards.json()["errors"] == [{"field": "from", "message": "must not be after 'to'"}]
+
+
+def test_a_run_over_a_dataset_never_held_says_so_beside_its_empty_result(
+    server: LiveServer, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    now = int(time.time() * 1000)
+    for dataset in ("logs", "otel"):
+        sent = server.send(tenant.ingest_key, dataset, [{"timestamp": now - HOUR, "n": 1}])
+        assert sent.status_code == 202
+    # Another environment's dataset is as unknown here as a typo, and never named.
+    assert server.send(other_tenant.ingest_key, "secret", [{"n": 1}]).status_code == 202
+    frame = {"from": now - 2 * HOUR, "to": now}
+
+    def answer(datasets: list[str], query: dict[str, Any]) -> dict[str, Any]:
+        namespaces = [{"type": "dataset", "value": d} for d in datasets]
+        body = {"query": {"namespaces": namespaces, **query}, **frame}
+        r = run(server, tenant.admin_key, body)
+        assert r.status_code == 200, r.text
+        result: dict[str, Any] = r.json()
+        assert result["query_run"]["status"] == "COMPLETED", result
+        return result
+
+    events = answer(["logz"], {})
+    assert events["data"]["events"] == []
+    assert events["data"]["count"] == 0
+    assert events["data"]["warnings"] == ["no dataset 'logz' here; known: logs, otel"]
+    counted = answer(["secret"], {"calculations": [{"operator": "COUNT"}]})
+    assert counted["data"]["aggregates"][0]["values"]["COUNT"] == 0
+    assert counted["data"]["warnings"] == ["no dataset 'secret' here; known: logs, otel"]
+    # Polled again later (from memory or the record), the warning stays.
+    polled = get(server, tenant.admin_key, f"/v1/query_run/{events['query_run']['id']}")
+    assert polled.json()["data"]["warnings"] == events["data"]["warnings"]
+    # A dataset held, even with nothing in the timeframe: no warnings at all.
+    assert "warnings" not in answer(["logs"], {})["data"]
+    frame.update({"from": now - 4 * HOUR, "to": now - 3 * HOUR})
+    assert answer(["logs"], {})["data"]["events"] == []
+    assert "warnings" not in answer(["logs"], {})["data"]
+    assert "warnings" not in answer([], {})["data"]
+    # An environment without any events yet.
+    fresh = server.new_tenant()
+    body = {"query": {"namespaces": [{"type": "dataset", "value": "logs"}]}, **frame}
+    empty = run(server, fresh.admin_key, body).json()
+    assert empty["data"]["warnings"] == [
+        "no dataset 'logs' here; this environment has no events yet"
+    ]

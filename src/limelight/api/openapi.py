@@ -345,7 +345,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "summary": "A run and its result",
         "security": ADMIN,
         "responses": {
-            **_ok("`STARTED`, `COMPLETED` with `data`, or `FAILED` with `error`.", RUN),
+            **_ok(
+                "`STARTED`, `COMPLETED` with `data`, or `FAILED` with `error`. `data.warnings`"
+                " (only when there is one) names each dataset of the query the environment"
+                " never held: `[\"no dataset 'logz' here; known: logs, otel\"]`.",
+                RUN,
+            ),
             **FOUND,
             "410": _error("The result has expired; run the query again."),
         },
