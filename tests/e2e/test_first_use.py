@@ -116,3 +116,41 @@ def test_a_run_over_a_dataset_never_held_says_so_beside_its_empty_result(
     assert empty["data"]["warnings"] == [
         "no dataset 'logs' here; this environment has no events yet"
     ]
+
+
+def test_a_refused_key_says_whether_it_is_missing_unknown_or_revoked(
+    server: LiveServer, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    made = server.cli_json(
+        "keys", "create", "--kind", "admin", "--workspace", tenant.workspace_id,
+        "--environment", tenant.environment_id,
+    )  # fmt: skip
+    server.cli("keys", "revoke", made["id"])
+    theirs = other_tenant.admin_key
+    cases = {
+        "no API key: send one in the Authorization (or x-api-key) header": [None, ""],
+        "not an API key: API keys begin with ll_pk_ (ingest) or ll_sk_ (admin)": [
+            "nonsense",
+            "ll_at_" + "A" * 43,  # an OAuth access token is never an API key
+            "ll_sk_" + "A" * 200,
+        ],
+        # Another tenant's key with one character changed is as unknown as any guess.
+        "unknown API key": ["ll_sk_" + "A" * 43, theirs[:-1] + ("B" if theirs[-1] != "B" else "C")],
+        "this API key has been revoked": [made["key"]],
+    }
+    for reason, keys in cases.items():
+        for value in keys:
+            headers = {} if value is None else {"Authorization": value}
+            for answer in (
+                web.get(f"{server.url}/v1/queries", headers=headers, timeout=30),
+                web.post(
+                    f"{server.events_url}/v1/logs",
+                    content=b"[{}]",
+                    headers={} if value is None else {"x-api-key": value},
+                    timeout=30,
+                ),
+            ):
+                assert answer.status_code == 401, (value, answer.text)
+                assert answer.json() == {"message": "Unauthorised", "reason": reason}, value
+    # The tenant's other keys still work.
+    assert get(server, tenant.admin_key, "/v1/queries").status_code == 200

@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from limelight.auth.api_keys import NOT_A_KEY
 from tests import web
 from tests.support import CLI, LiveServer, Tenant, free_port
 from tests.unit.ingest.otlp_builders import TRACE_ID, logs, span, traces
@@ -330,7 +331,7 @@ def test_missing_or_wrong_key_is_401(server: LiveServer, key: str | None) -> Non
     assert rpc_status(r).code == 16  # UNAUTHENTICATED
     r = web.post(f"{server.url}/otel/v1/logs", content=b"{}", headers={**JSON, "x-api-key": "x"})
     assert r.status_code == 401
-    assert r.json() == {"message": "Unauthorised", "code": 16}
+    assert r.json() == {"message": "Unauthorised", "reason": NOT_A_KEY, "code": 16}
 
 
 def test_admin_keys_may_send_too(server: LiveServer, tenant: Tenant) -> None:
