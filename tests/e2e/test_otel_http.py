@@ -248,6 +248,48 @@ def test_partial_success_in_json(server: LiveServer, tenant: Tenant) -> None:
     assert [e["name"] for e in stored(server, tenant, "partial-json")] == ["kept"]
 
 
+def test_an_invalid_id_is_rejected_naming_how_the_encoding_writes_ids(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    doc = otlp_json_spans("kept")
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for name, trace_id in [
+        ("31 hex digits", TRACE_ID.hex()[:-1]),
+        ("30 hex digits", TRACE_ID.hex()[:-2]),  # json_format's base64 refused the body
+        ("not an id", "not an id!"),
+    ]:
+        spans.append({**spans[0], "name": name, "traceId": trace_id})
+    r = post(server, tenant, "/v1/traces", orjson.dumps(doc), JSON, "ids-json")
+    assert r.status_code == 200, r.text
+    partial = r.json()["partialSuccess"]
+    assert int(partial["rejectedSpans"]) == 3
+    assert partial["errorMessage"] == (
+        "spans rejected: 3 spans with an invalid trace or span id (OTLP JSON writes ids in"
+        " hex: a traceId of 32 hex digits, a spanId of 16; an id of all zeros is none)"
+    )
+    assert [e["name"] for e in stored(server, tenant, "ids-json")] == ["kept"]
+
+    request = traces([span("kept"), span("short", trace_id=TRACE_ID[:15])])
+    r = post(server, tenant, "/v1/traces", request.SerializeToString(), PROTOBUF, "ids-pb")
+    partial_pb = ExportTraceServiceResponse.FromString(r.content).partial_success
+    assert partial_pb.rejected_spans == 1
+    assert "OTLP protobuf writes ids as bytes: a trace_id of 16, a span_id of 8" in (
+        partial_pb.error_message
+    )
+
+    records = {"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"body": {"stringValue": "kept"}, "traceId": TRACE_ID.hex()},
+        {"body": {"stringValue": "bad"}, "traceId": "xyz"},
+    ]}]}]}  # fmt: skip
+    r = post(server, tenant, "/v1/logs", orjson.dumps(records), JSON, "ids-logs")
+    assert r.status_code == 200, r.text
+    assert (
+        "log records with an invalid trace or span id (OTLP JSON writes ids in hex"
+        in (r.json()["partialSuccess"]["errorMessage"])
+    )
+    assert [e["message"] for e in stored(server, tenant, "ids-logs")] == ["kept"]
+
+
 def test_spans_nested_too_deep_are_rejected_on_a_connection_that_stays_open(
     server: LiveServer, tenant: Tenant
 ) -> None:
