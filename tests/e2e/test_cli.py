@@ -329,9 +329,21 @@ def test_datasets_retention_is_set_listed_and_refused_with_reasons(cli: Cli) -> 
     cli.ok("environments", "create", "prod", "--workspace", "acme")
     cli.ok("workspaces", "create", "globex")
     cli.ok("environments", "create", "prod", "--workspace", "globex")
-    said = cli.ok("datasets", "retention", "prod", "audit", "400d", "--workspace", "acme")
+    # No event yet: a typo must not pass for a new dataset.
+    unknown = cli.run("datasets", "retention", "prod", "audit", "400d", "--workspace", "acme")
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip().splitlines()[-1] == (
+        "error: environment 'prod' has no dataset 'audit' (it has no events yet); check the"
+        " name, or add --create to set the retention of a dataset to come"
+    )
+    assert cli.json("datasets", "list", "prod", "--workspace", "acme")["datasets"] == []
+    said = cli.ok(
+        "datasets", "retention", "prod", "audit", "400d", "--workspace", "acme", "--create"
+    )
     assert "audit keeps its events for 400d" in said
-    cli.ok("datasets", "retention", "prod", "debug", "12h", "--workspace", "acme")
+    cli.ok("datasets", "retention", "prod", "debug", "12h", "--workspace", "acme", "--create")
+    # A dataset with a retention of its own is known from then on.
+    cli.ok("datasets", "retention", "prod", "audit", "400d", "--workspace", "acme")
     assert cli.json("datasets", "list", "prod", "--workspace", "acme") == {
         "default": "30d",
         "datasets": [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -9,7 +10,7 @@ import httpx
 import pytest
 
 from tests import web
-from tests.support import LiveServer, Tenant
+from tests.support import LiveServer, Tenant, run_cli
 
 HOUR = 3_600_000
 SECONDS_NOW = 1_764_000_000  # 2025-11-24 in seconds: 1970-01-21 read as milliseconds
@@ -154,3 +155,28 @@ def test_a_refused_key_says_whether_it_is_missing_unknown_or_revoked(
                 assert answer.json() == {"message": "Unauthorised", "reason": reason}, value
     # The tenant's other keys still work.
     assert get(server, tenant.admin_key, "/v1/queries").status_code == 200
+
+
+def test_the_retention_of_a_dataset_the_environment_never_held_needs_create(
+    server: LiveServer, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    assert server.send(tenant.ingest_key, "logs", [{"n": 1}]).status_code == 202
+    assert server.send(other_tenant.ingest_key, "logz", [{"n": 1}]).status_code == 202
+    ws = ["--workspace", tenant.workspace_id]
+
+    def retention(*args: str) -> Any:
+        return run_cli(["datasets", "retention", "prod", *args, *ws], server.env)
+
+    # Another environment's dataset of that name does not count.
+    refused = retention("logz", "7d")
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "error: environment 'prod' has no dataset 'logz' (known: logs); check the name,"
+        " or add --create to set the retention of a dataset to come"
+    )
+    listed = json.loads(run_cli(["datasets", "list", "prod", *ws, "--json"], server.env).stdout)
+    assert listed["datasets"] == []
+    assert retention("logs", "7d").returncode == 0
+    created = retention("logz", "1d", "--create", "--json")
+    assert created.returncode == 0, created.stderr
+    assert json.loads(created.stdout)["retention"] == "1d"
