@@ -180,3 +180,8 @@ def test_the_retention_of_a_dataset_the_environment_never_held_needs_create(
     created = retention("logz", "1d", "--create", "--json")
     assert created.returncode == 0, created.stderr
     assert json.loads(created.stdout)["retention"] == "1d"
+    # The server's answer to the CLI is the operator's alone: no key of a tenant opens it.
+    params = {"workspace_id": tenant.workspace_id, "environment_id": tenant.environment_id}
+    for headers in ({}, {"Authorization": tenant.admin_key}, {"Authorization": "Bearer x"}):
+        asked = web.get(f"{server.url}/operator/datasets", params=params, headers=headers)
+        assert asked.status_code == 404
