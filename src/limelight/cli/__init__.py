@@ -13,15 +13,12 @@ metadata database, so they run beside a serving process.
 
 from __future__ import annotations
 
+from importlib.metadata import version
+from typing import Annotated
+
 import typer
 
-from limelight.cli.accounts import integrations, users
-from limelight.cli.alerts import alerts
-from limelight.cli.backups import backup, restore
 from limelight.cli.command import LimelightGroup
-from limelight.cli.datasets import datasets
-from limelight.cli.serve import bootstrap, migrate, serve, worker
-from limelight.cli.tenancy import environments, keys, workspaces
 
 app = typer.Typer(
     cls=LimelightGroup,
@@ -32,14 +29,26 @@ app = typer.Typer(
     "2 usage, 3 the installation cannot be used (data directory held by another process, "
     "port in use, database unreachable).",
 )
-for command in (serve, bootstrap, migrate, worker, backup, restore):
-    app.command()(command)
-app.add_typer(workspaces, name="workspaces")
-app.add_typer(environments, name="environments")
-app.add_typer(keys, name="keys")
-app.add_typer(users, name="users")
-app.add_typer(integrations, name="integrations")
-app.add_typer(alerts, name="alerts")
-app.add_typer(datasets, name="datasets")
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"limelight {version('limelight')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Limelight observability platform. Exit codes: 0 done, 1 refused or not found, 2 usage,
+    3 the installation cannot be used (data directory held by another process, port in use,
+    database unreachable)."""
+
 
 __all__ = ["app"]
