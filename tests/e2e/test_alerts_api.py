@@ -555,3 +555,27 @@ def test_test_notifications_to_a_silent_destination_hold_up_no_one_else(
     while answers.count(429) < 50 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert answers.count(429) == 50  # 10 a minute per workspace; the others wait on
+
+
+def test_alerts_show_prints_groups_and_values_as_json(
+    alerting_server: LiveServer, receivers: tuple[WebhookReceiver, Mailbox]
+) -> None:
+    hooks, _ = receivers
+    server = alerting_server
+    tenant = server.new_tenant()
+    api = Api(server, tenant.admin_key)
+    _send(server, tenant, 'say "hi"', 900)
+    alert_id = api.post(
+        "/v1/alerts",
+        {
+            "name": "json values",
+            "query_id": _query(api),
+            "threshold": {"operation": ">", "value": 500.5},
+            "destinations": [{"type": "webhook", "url": hooks.url(f"/json-{tenant.workspace_id}")}],
+        },
+    ).json()["alert"]["id"]
+    _recorded(api, alert_id, "ALARM")
+    shown = server.cli("alerts", "show", alert_id)
+    assert "threshold       > 500.5" in shown
+    assert '{"service":"say \\"hi\\""}=900' in shown, shown
+    assert "{'" not in shown and "None" not in shown and "True" not in shown

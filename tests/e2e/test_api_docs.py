@@ -20,6 +20,7 @@ NOT_API = {
     # The operator's CLI and the serving process: answers 404 to everyone else, so
     # naming it would only tell an attacker where to knock.
     "/operator/backup",
+    "/operator/datasets",
     "/openapi.json",  # the document itself
 }
 # What answers the catch-all routes of the mounted apps and the OAuth endpoints.

@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from limelight.auth.api_keys import NOT_A_KEY
 from tests import web
 from tests.support import CLI, LiveServer, Tenant, free_port
 from tests.unit.ingest.otlp_builders import TRACE_ID, logs, span, traces
@@ -247,6 +248,48 @@ def test_partial_success_in_json(server: LiveServer, tenant: Tenant) -> None:
     assert [e["name"] for e in stored(server, tenant, "partial-json")] == ["kept"]
 
 
+def test_an_invalid_id_is_rejected_naming_how_the_encoding_writes_ids(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    doc = otlp_json_spans("kept")
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for name, trace_id in [
+        ("31 hex digits", TRACE_ID.hex()[:-1]),
+        ("30 hex digits", TRACE_ID.hex()[:-2]),  # json_format's base64 refused the body
+        ("not an id", "not an id!"),
+    ]:
+        spans.append({**spans[0], "name": name, "traceId": trace_id})
+    r = post(server, tenant, "/v1/traces", orjson.dumps(doc), JSON, "ids-json")
+    assert r.status_code == 200, r.text
+    partial = r.json()["partialSuccess"]
+    assert int(partial["rejectedSpans"]) == 3
+    assert partial["errorMessage"] == (
+        "spans rejected: 3 spans with an invalid trace or span id (OTLP JSON writes ids in"
+        " hex: a traceId of 32 hex digits, a spanId of 16; an id of all zeros is none)"
+    )
+    assert [e["name"] for e in stored(server, tenant, "ids-json")] == ["kept"]
+
+    request = traces([span("kept"), span("short", trace_id=TRACE_ID[:15])])
+    r = post(server, tenant, "/v1/traces", request.SerializeToString(), PROTOBUF, "ids-pb")
+    partial_pb = ExportTraceServiceResponse.FromString(r.content).partial_success
+    assert partial_pb.rejected_spans == 1
+    assert "OTLP protobuf writes ids as bytes: a trace_id of 16, a span_id of 8" in (
+        partial_pb.error_message
+    )
+
+    records = {"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"body": {"stringValue": "kept"}, "traceId": TRACE_ID.hex()},
+        {"body": {"stringValue": "bad"}, "traceId": "xyz"},
+    ]}]}]}  # fmt: skip
+    r = post(server, tenant, "/v1/logs", orjson.dumps(records), JSON, "ids-logs")
+    assert r.status_code == 200, r.text
+    assert (
+        "log records with an invalid trace or span id (OTLP JSON writes ids in hex"
+        in (r.json()["partialSuccess"]["errorMessage"])
+    )
+    assert [e["message"] for e in stored(server, tenant, "ids-logs")] == ["kept"]
+
+
 def test_spans_nested_too_deep_are_rejected_on_a_connection_that_stays_open(
     server: LiveServer, tenant: Tenant
 ) -> None:
@@ -264,9 +307,14 @@ def test_spans_nested_too_deep_are_rejected_on_a_connection_that_stays_open(
         assert partial.rejected_spans == 2
         assert "more than 128 levels deep" in partial.error_message
         doc = orjson.dumps(otlp_json_spans("deep json"))
-        unknown = b'{"unknown": ' + b"[" * 1000 + b"]" * 1000 + b","  # ignored, at any depth
+        # An unknown field is ignored, within the decoder's 200 levels; deeper, the whole
+        # body is refused (the protobuf JSON decoder failed on such a body with a 500).
+        unknown = b'{"unknown": ' + b"[" * 150 + b"]" * 150 + b","
         r = client.post("/v1/traces", content=unknown + doc[1:], headers=JSON)
         assert r.status_code == 200, r.text
+        deeper = b'{"unknown": ' + b"[" * 1000 + b"]" * 1000 + b","
+        r = client.post("/v1/traces", content=deeper + doc[1:], headers=JSON)
+        assert r.status_code == 400 and "200 levels" in r.json()["reason"], r.text
     assert sorted(e["name"] for e in stored(server, tenant, "deep-spans")) == ["deep json", "kept"]
 
 
@@ -330,7 +378,7 @@ def test_missing_or_wrong_key_is_401(server: LiveServer, key: str | None) -> Non
     assert rpc_status(r).code == 16  # UNAUTHENTICATED
     r = web.post(f"{server.url}/otel/v1/logs", content=b"{}", headers={**JSON, "x-api-key": "x"})
     assert r.status_code == 401
-    assert r.json() == {"message": "Unauthorised", "code": 16}
+    assert r.json() == {"message": "Unauthorised", "reason": NOT_A_KEY, "code": 16}
 
 
 def test_admin_keys_may_send_too(server: LiveServer, tenant: Tenant) -> None:

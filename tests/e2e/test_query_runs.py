@@ -305,7 +305,7 @@ def test_runs_need_an_admin_key(server: LiveServer, tenants: tuple[Tenant, Tenan
     body = {"query": {}, **window()}
     url = f"{server.url}/v1/query_run"
     r = web.post(url, json=body)
-    assert (r.status_code, r.json()) == (401, {"message": "Unauthorised"})
+    assert (r.status_code, r.json()["message"]) == (401, "Unauthorised")
     r = web.post(url, json=body, headers={"Authorization": tenants[0].ingest_key})
     assert (r.status_code, r.json()["message"]) == (403, "Forbidden")
     assert web.get(f"{url}/x", headers={"x-api-key": "ll_sk_unknown"}).status_code == 401

@@ -27,6 +27,14 @@ def expected(block: str) -> str:
     return "\n".join(".*?".join(re.escape(part) for part in line.split("...")) for line in lines)
 
 
+def test_the_first_steps_name_the_server_once() -> None:
+    """Another port is one edit: the address is set once, as ``$BASE``, and used as such."""
+    blocks = "\n".join(first_steps())
+    assert blocks.count(ADDRESS) == 1
+    assert f"BASE={ADDRESS}" in blocks
+    assert "127.0.0.1" not in blocks.replace(f"BASE={ADDRESS}", "")
+
+
 def test_the_first_steps_work_when_pasted_in_order(tmp_path: Path) -> None:
     blocks = first_steps()
     assert len(blocks) == 5 and all(expected(block) for block in blocks)

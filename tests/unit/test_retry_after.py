@@ -36,6 +36,21 @@ PROVOKED = {
         "tests/e2e/test_otel_http.py::test_load_is_shed_with_retry_after_and_the_sdk_retries, "
         "tests/e2e/test_slow_clients.py::test_one_workspace_cannot_take_every_otlp_slot",
     ),
+    ("runs/service.py", "Unavailable"): (
+        1,
+        "tests/integration/test_span_reads_unavailable_chdb.py::test_a_read_that_waits_past_"
+        "the_queue_limit_is_refused_with_retry_after",
+    ),
+    ("runs/spans.py", "Unavailable"): (
+        3,
+        "tests/integration/test_span_reads_unavailable_chdb.py::test_a_read_past_its_deadline_"
+        "or_refused_by_the_engine_answers_503 (the deadline, the types' lookup, the statement)",
+    ),
+    ("api/traces.py", "Unavailable"): (
+        1,
+        "a read whose job was dropped (the server stopping): an Unavailable, whose Retry-After "
+        "test_every_unavailable_says_when_to_retry pins",
+    ),
     ("api/otel.py", "503"): (1, "the gRPC code of a 503 (GRPC_CODES), not an answer"),
     ("errors.py", "503"): (1, "Unavailable.status: test_every_unavailable_says_when_to_retry"),
     ("web/problems.py", "Unavailable"): (

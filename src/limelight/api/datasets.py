@@ -18,6 +18,7 @@ from limelight.auth.api_keys import KeyContext
 from limelight.datasets import dataset_keys, list_datasets, timeframe, with_retention
 from limelight.errors import BadRequest
 from limelight.retention import set_dataset_retention
+from limelight.runs.limits import check_epoch
 from limelight.web.body import read_json
 from limelight.web.problems import json_response
 from limelight.web.request import runtime_of
@@ -36,6 +37,8 @@ async def datasets(
 ) -> Response:
     """Each dataset with events in the timeframe (default: the last 24 hours)."""
     rt = runtime_of(request)
+    if from_ is None:  # 'to' alone: named before 'from' defaults to a day before it
+        check_epoch(None, to)
     frm, until = timeframe(from_, to)
     found = await run_in_threadpool(
         list_datasets, rt.events, key.tenant, rt.runs.limits, frm, until

@@ -6,7 +6,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from limelight.auth.api_keys import KeyContext, resolve_api_key
-from limelight.errors import Forbidden, Unauthorised
+from limelight.errors import Forbidden
 from limelight.ingest.batch import IngestLimits
 from limelight.settings import Settings
 from limelight.web.access import note_tenant
@@ -24,12 +24,10 @@ def key_from_headers(request: Request) -> str | None:
 
 
 async def api_key(request: Request, value: str | None = None) -> KeyContext:
-    """Any valid API key (ingest or admin), else 401."""
+    """Any valid API key (ingest or admin), else 401 saying why (``resolve_api_key``)."""
     if value is None:
         value = key_from_headers(request)
     ctx = await run_in_threadpool(resolve_api_key, runtime_of(request).meta, value)
-    if ctx is None:
-        raise Unauthorised()
     note_tenant(request, ctx.tenant)
     return ctx
 

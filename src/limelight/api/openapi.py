@@ -30,8 +30,8 @@ DESCRIPTION = """\
 Limelight's HTTP API: send events (the Events API and OTLP/HTTP), save and run
 queries, watch them with alerts, browse datasets, and let third-party
 applications in through OAuth. Each API lives at its base address
-(`LIMELIGHT_EVENTS_URL`, `LIMELIGHT_QUERIES_URL`, `LIMELIGHT_AUTH_URL`,
-`LIMELIGHT_OTEL_URL`); on one server they are the paths below.
+(`events_url`, `queries_url`, `auth_url`, `otel_url`, all under
+`LIMELIGHT_PUBLIC_URL`); on one server they are the paths below.
 
 Errors are `{"message": <status title>, "reason"?: <why>, "errors"?: [{"field",
 "message"}]}`; an unexpected fault is a 500 with no detail.
@@ -352,7 +352,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "summary": "A run and its result",
         "security": ADMIN,
         "responses": {
-            **_ok("`STARTED`, `COMPLETED` with `data`, or `FAILED` with `error`.", RUN),
+            **_ok(
+                "`STARTED`, `COMPLETED` with `data`, or `FAILED` with `error`. `data.warnings`"
+                " (only when there is one) names each dataset of the query the environment"
+                " never held: `[\"no dataset 'logz' here; known: logs, otel\"]`.",
+                RUN,
+            ),
             **FOUND,
             "410": _error("The result has expired; run the query again."),
         },

@@ -3,7 +3,8 @@
 operator's account can read. Everyone else gets the 404 of an unknown path.
 
 The embedded engine allows one process per data directory, so while the server
-runs, a consistent backup of the events can only be made here.
+runs, a consistent backup of the events can only be made here, and the datasets
+an environment holds only be read here.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from limelight.backups import embedded, make_backup
 from limelight.data_lock import read_operator_token
 from limelight.errors import Conflict, NotFound
 from limelight.ids import new_id
+from limelight.runs.lookups import known_datasets
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.events.factory import backups_dir
+from limelight.tenant import Tenant
 from limelight.web.problems import json_response
 from limelight.web.request import runtime_of
 
 BACKUP_PATH = "/operator/backup"
+DATASETS_PATH = "/operator/datasets"
 
 
 def _from_this_machine(request: Request) -> bool:
@@ -62,5 +66,21 @@ async def backup(request: Request) -> Response:
     return json_response({"path": str(target), "manifest": manifest})
 
 
+async def datasets(request: Request) -> Response:
+    """The datasets an environment has held (``?workspace_id=&environment_id=``), for
+    the CLI's ``datasets retention``, which cannot read the engine the server holds."""
+    _operator(request)
+    runtime = runtime_of(request)
+    tenant = Tenant(
+        request.query_params.get("workspace_id", ""),
+        request.query_params.get("environment_id", ""),
+    )
+    names = await run_in_threadpool(known_datasets, runtime.events, tenant, runtime.runs.limits)
+    return json_response({"datasets": names})
+
+
 def operator_routes() -> list[Route]:
-    return [Route(BACKUP_PATH, backup, methods=["POST"], include_in_schema=False)]
+    return [
+        Route(BACKUP_PATH, backup, methods=["POST"], include_in_schema=False),
+        Route(DATASETS_PATH, datasets, methods=["GET"], include_in_schema=False),
+    ]

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.deps import admin_key
+from limelight.api.query_runs import MAX_UNIX_MS
 from limelight.auth.api_keys import KeyContext
 from limelight.ingest.service import check_dataset
 from limelight.runs.recent import newest_events
@@ -29,11 +30,14 @@ async def recent_events(
     key: Annotated[KeyContext, Depends(admin_key)],
     dataset: str | None = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    from_: Annotated[int | None, Query(alias="from", ge=0, le=MAX_UNIX_MS)] = None,
+    to: Annotated[int | None, Query(ge=0, le=MAX_UNIX_MS, description="unix ms")] = None,
 ) -> Response:
+    """The newest events, over all time or from ``from`` (inclusive) to ``to`` (exclusive)."""
     if dataset is not None:
         check_dataset(dataset)
     rt = runtime_of(request)
     events = await run_in_threadpool(
-        newest_events, rt.events, key.tenant, dataset, limit, rt.runs.limits
+        newest_events, rt.events, key.tenant, dataset, limit, rt.runs.limits, from_, to
     )
     return json_response({"events": events, "count": len(events)})

@@ -7,14 +7,16 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from limelight.auth.secrets import SecretKind, display, hash_secret, kind_of, new_secret, same_hash
+from limelight.errors import Unauthorised
 from limelight.ids import new_id
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import ApiKey, Environment, utcnow
-from limelight.store.meta.repos import active_key_by_hash
+from limelight.store.meta.repos import key_by_hash
 from limelight.tenant import Tenant
 
 KEY_KINDS = {"ingest": SecretKind.INGEST_KEY, "admin": SecretKind.ADMIN_KEY}
+API_KEY_KINDS = frozenset(KEY_KINDS.values())
 
 # Anything longer is not one of our keys; checked before hashing.
 MAX_KEY_LENGTH = 128
@@ -39,22 +41,34 @@ class KeyContext:
         return self.user_id or self.key_id
 
 
-def resolve_api_key(db: MetaDB, value: str | None) -> KeyContext | None:
-    """The key's context, or None when it is missing, unknown, revoked or not an API key.
+# Why a key is refused (the 401's ``reason``). None of them helps a guess: a value is
+# "unknown" unless it is the whole 256-bit secret of a key, so only whoever held a key
+# can learn that it was revoked, and the others depend on the value alone.
+MISSING = "no API key: send one in the Authorization (or x-api-key) header"
+NOT_A_KEY = "not an API key: API keys begin with ll_pk_ (ingest) or ll_sk_ (admin)"
+UNKNOWN = "unknown API key"
+REVOKED = "this API key has been revoked"
+
+
+def resolve_api_key(db: MetaDB, value: str | None) -> KeyContext:
+    """The key's context; ``Unauthorised`` saying whether the key is missing, not an API
+    key at all, unknown or revoked.
 
     The lookup is by SHA-256 of the whole value (an indexed equality that says
     nothing about how close a guess was), then compared in constant time. No
     cache: a revocation takes effect on the very next request.
     """
-    if not value or len(value) > MAX_KEY_LENGTH:
-        return None
-    if kind_of(value) not in (SecretKind.INGEST_KEY, SecretKind.ADMIN_KEY):
-        return None  # an OAuth token or anything else is never an API key
+    if not value:
+        raise Unauthorised(MISSING)
+    if len(value) > MAX_KEY_LENGTH or kind_of(value) not in API_KEY_KINDS:
+        raise Unauthorised(NOT_A_KEY)  # an OAuth token or anything else is never an API key
     digest = hash_secret(value)
     with db.connection() as c:
-        grant = active_key_by_hash(c, digest)
+        grant = key_by_hash(c, digest)
     if grant is None or not same_hash(grant.key_hash, digest):
-        return None
+        raise Unauthorised(UNKNOWN)
+    if grant.revoked:
+        raise Unauthorised(REVOKED)
     return KeyContext(
         key_id=grant.key_id,
         kind=grant.kind,

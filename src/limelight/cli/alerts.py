@@ -9,7 +9,15 @@ import typer
 from limelight.alerts.service import AlertService, check_document
 from limelight.cli.failures import Refused
 from limelight.cli.installation import installation
-from limelight.cli.output import JsonFlag, print_fields, print_json, print_table, say, when_ms
+from limelight.cli.output import (
+    JsonFlag,
+    json_text,
+    print_fields,
+    print_json,
+    print_table,
+    say,
+    when_ms,
+)
 from limelight.store.meta import alerts_repo
 
 alerts = typer.Typer(no_args_is_help=True, help="List, show and test alerts.")
@@ -67,7 +75,7 @@ def alerts_show(alert_id: AlertId, as_json: JsonFlag = False) -> None:
     names = ("id", "name", "state", "query_id", "calculation", "frequency", "window")
     fields = [(name, doc[name]) for name in (*names, "last_checked_at")]
     threshold = doc["threshold"]
-    fields.append(("threshold", f"{threshold['operation']} {threshold['value']}"))
+    fields.append(("threshold", f"{threshold['operation']} {json_text(threshold['value'])}"))
     for dest in doc["destinations"]:
         fields.append(
             ("destination", f"{dest['type']}: {dest.get('url') or ', '.join(dest['to'])}")
@@ -78,7 +86,10 @@ def alerts_show(alert_id: AlertId, as_json: JsonFlag = False) -> None:
     say("")
     rows = []
     for c in checks:
-        values = "; ".join(f"{v['groups'] or 'all'}={v['value']}" for v in c["values"][:5])
+        values = "; ".join(
+            f"{json_text(v['groups']) if v['groups'] else 'all'}={json_text(v['value'])}"
+            for v in c["values"][:5]
+        )
         sent = ", ".join(
             f"{n['type']} {'ok' if n['ok'] else 'pending' if n.get('pending') else n['error']}"
             for n in c["notifications"]

@@ -6,10 +6,13 @@ from typing import Annotated
 
 import typer
 
+from limelight.cli.engine import datasets_held
+from limelight.cli.failures import Refused
 from limelight.cli.installation import installation
 from limelight.cli.output import JsonFlag, print_json, print_table, say
 from limelight.cli.tenancy import WorkspaceOption
-from limelight.retention import describe, retentions, set_dataset_retention
+from limelight.ingest.service import check_dataset
+from limelight.retention import describe, parse_retention, retentions, set_dataset_retention
 from limelight.store.meta import repos
 from limelight.tenant import Tenant
 
@@ -31,14 +34,29 @@ def datasets_retention(
         str, typer.Argument(help='How long to keep its events ("12h", "7d", "400d"), or "default".')
     ],
     workspace: WorkspaceOption = "default",
+    create: Annotated[
+        bool,
+        typer.Option(
+            "--create", help="Set it although the environment has no event in the dataset yet."
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Keep a dataset's events for a time of its own, or for the default again; events
     past it are removed within the hour (LIMELIGHT_RETENTION_EVERY_MINUTES)."""
     inst = installation()
-    found = set_dataset_retention(
-        inst.meta, inst.settings, _tenant(environment, workspace), dataset, retention
-    )
+    tenant = _tenant(environment, workspace)
+    check_dataset(dataset)  # a bad name or retention is refused before the engine is read
+    parse_retention(retention)
+    if not create and dataset not in retentions(inst.meta, tenant):
+        held = datasets_held(inst.settings, tenant)
+        if dataset not in held:
+            known = f"known: {', '.join(held)}" if held else "it has no events yet"
+            raise Refused(
+                f"environment {environment!r} has no dataset {dataset!r} ({known}); "
+                "check the name, or add --create to set the retention of a dataset to come"
+            )
+    found = set_dataset_retention(inst.meta, inst.settings, tenant, dataset, retention)
     if as_json:
         print_json(found)
     else:

@@ -75,7 +75,13 @@ def failure_of(exc: BaseException) -> CliFailure | None:
     if isinstance(exc, CliFailure):
         return exc
     if isinstance(exc, ExposedError):
-        named = "; ".join(f"{e['field']}: {e['message']}" for e in exc.errors or [])
+        # A field the message already names is not named again ("Invalid retention: 7x",
+        # not "Invalid retention: retention: 7x").
+        said = exc.message.lower().split()
+        named = "; ".join(
+            e["message"] if e["field"] in said else f"{e['field']}: {e['message']}"
+            for e in exc.errors or []
+        )
         return Refused(exc.reason or (f"{exc.message}: {named}" if named else exc.message))
     if isinstance(exc, WeakPassword | BadLogo | BadRedirect):
         return Refused(str(exc))

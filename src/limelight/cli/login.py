@@ -18,8 +18,9 @@ def login(
         str, typer.Option("--profile", help="The profile's name.")
     ] = DEFAULT_PROFILE,
 ) -> None:
-    """Save the server's address and an admin key (asked for, or LIMELIGHT_API_KEY) as a
-    profile, once the server accepts the key. The file is readable by you alone (0600)."""
+    """Save a server's address and admin key as a profile, readable by you alone.
+
+    The key is asked for (or LIMELIGHT_API_KEY) and saved once the server accepts it."""
     address = normal_url(url)
     key = os.environ.get("LIMELIGHT_API_KEY", "").strip()
     if not key:

@@ -30,6 +30,12 @@ def print_json(value: Any) -> None:
     typer.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
 
 
+def json_text(value: Any) -> str:
+    """A value inside a line of text as JSON (``{"service":"api"}``, ``null``, ``true``),
+    as the API writes it: never Python's repr."""
+    return orjson.dumps(value).decode()
+
+
 def when(moment: datetime | None) -> str | None:
     """ISO 8601 in UTC, with its zone: ``2026-11-21T10:00:00+00:00``."""
     if moment is None:

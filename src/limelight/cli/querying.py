@@ -143,8 +143,9 @@ def query(
     profile: ProfileOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Run a saved query, or one given by options, and print its result: a table, and a
-    time series as a line of the terminal; events one a line."""
+    """Run a saved query, or one given by options, and print its result.
+
+    A table, and a time series as a line of the terminal; events one a line."""
     from rich.console import Console
 
     inline = inline_query(calc, group_by, filter_, needle, dataset)

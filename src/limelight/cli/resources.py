@@ -169,8 +169,10 @@ def apply_command(
     prune: PruneFlag = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
 ) -> None:
-    """Make the environment match the folder: create and change its resources (and with
-    --prune delete what an apply created that the folder no longer declares)."""
+    """Make the environment match the folder of resources.
+
+    Creates and changes its resources; with --prune, also deletes what an apply created
+    that the folder no longer declares."""
     _, planned, server = _planned(folder, url, profile, prune)
     with server:
         print_plan(planned)
@@ -195,8 +197,9 @@ def apply_command(
 
 
 def pull_command(folder: FolderArg, url: UrlOption = None, profile: ProfileOption = None) -> None:
-    """Write the environment's queries, alerts and boards as files of a new folder, which
-    plan back to no change. The folder must be new or empty."""
+    """Write the environment's queries, alerts and boards as files of a new folder.
+
+    The files plan back to no change. The folder must be new or empty."""
     from limelight.ascode.pulling import files_of
 
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):

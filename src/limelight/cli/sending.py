@@ -120,8 +120,10 @@ def send(
     url: UrlOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Send events in batches, with a progress bar; exits 1 when the server refused some,
-    listing them by their line (or place in the array)."""
+    """Send events (NDJSON or a JSON array) in batches, from a file or stdin.
+
+    Shows a progress bar; exits 1 when the server refused some, listing them by their
+    line (or place in the array)."""
     import orjson
     from rich.progress import Progress
 

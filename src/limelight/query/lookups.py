@@ -85,3 +85,12 @@ def dataset_paths_statement(scope: Scope, paths_table: str, dataset: str) -> Com
         "path, groupUniqArray(type) AS types", paths_table, cond, " GROUP BY path ORDER BY path"
     )
     return CompiledQuery(sql, params.values, ("path", "types"))
+
+
+def datasets_statement(scope: Scope, paths_table: str) -> CompiledQuery:
+    """The datasets whose events recorded paths (every dataset written since DDL 0010,
+    whatever expired since), by name; read from the paths, never the events."""
+    params = Params()
+    cond = scope.where(params, lambda _: ["dataset != ''"])
+    sql = scope.select("DISTINCT dataset", paths_table, cond, " ORDER BY dataset")
+    return CompiledQuery(sql, params.values, ("dataset",))

@@ -31,7 +31,7 @@ from limelight.runs.limits import (
     store_failure_message,
     timeout_message,
 )
-from limelight.runs.lookups import paths_below, stored_types
+from limelight.runs.lookups import paths_below, stored_types, unknown_dataset_warnings
 from limelight.store.events.base import EventStore, QueryResult
 from limelight.tenant import Tenant
 
@@ -79,6 +79,20 @@ def typed_plan(
     except StoreError as exc:
         raise RunFailed(store_failure_message(exc, limits)) from exc
     return compile_with(StoredTypes(held, below))
+
+
+def dataset_warnings(
+    store: EventStore, tenant: Tenant, fields: QueryFields, limits: RunLimits
+) -> list[str]:
+    """What the run should say beside its empty result: each dataset it names that the
+    environment has never held (a typo answers empty otherwise, silently)."""
+    names = [ns.value for ns in fields.namespaces or [] if ns.type == "dataset"]
+    if not names:
+        return []
+    try:
+        return unknown_dataset_warnings(store, tenant, names, limits)
+    except StoreError as exc:
+        raise RunFailed(store_failure_message(exc, limits)) from exc
 
 
 def _run_side_by_side(
@@ -174,9 +188,19 @@ def execute_plan(
     limits: RunLimits,
     deadline: float,
     beside: Executor | None = None,
+    warn: Callable[[], list[str]] | None = None,
 ) -> bytes:
-    """``execute_data`` as the JSON a run keeps, within the result size and time limits."""
-    payload = orjson.dumps(execute_data(store, plan, limits, deadline, beside))
+    """``execute_data`` as the JSON a run keeps, within the result size and time limits.
+
+    When the engine read no row at all, ``warn`` says why it may be (its sentences go
+    beside the result, as ``data.warnings``, when there are any): asked only then, so
+    a run that finds events pays nothing for it.
+    """
+    data = execute_data(store, plan, limits, deadline, beside)
+    warnings = warn() if warn is not None and data["statistics"]["rows_read"] == 0 else []
+    if warnings:
+        data["warnings"] = warnings
+    payload = orjson.dumps(data)
     if len(payload) > limits.max_result_bytes:
         raise RunFailed(result_too_large_message(limits))
     if time.monotonic() > deadline:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from limelight.errors import BadRequest, StoreError
+from limelight.ingest.enrich import EARLIEST_MS
 from limelight.query.compile import PatternFields, RunOptions
 from limelight.runs.engine_errors import (
     CANNOT_COMPILE_REGEXP,
@@ -18,6 +20,40 @@ from limelight.runs.engine_errors import (
 from limelight.settings import MIB, Settings
 
 DAY_MS = 24 * 3600 * 1000
+# Seconds sent as milliseconds land in 1970 (1764000000 is 1970-01-21): a timeframe
+# that ends before the earliest event time ingest keeps (2000-01-01; an earlier one is
+# replaced by the receive time) can hold no event, and is refused saying so rather
+# than answered with nothing.
+SECONDS_HINT = (
+    f"is before {datetime.fromtimestamp(EARLIEST_MS / 1000, UTC):%Y}, when no event is"
+    " stored: times are unix milliseconds (e.g. 1764000000000), not seconds"
+)
+
+
+def check_order(from_ms: int, to_ms: int) -> None:
+    """400 naming ``from`` when it is after ``to``."""
+    if from_ms > to_ms:
+        raise BadRequest(
+            message="Invalid timeframe",
+            errors=[{"field": "from", "message": "must not be after 'to'"}],
+        )
+
+
+def check_epoch(from_ms: int | None, to_ms: int | None) -> None:
+    """400 naming each field before ``EARLIEST_MS`` when the whole timeframe is (seconds
+    sent as milliseconds); either end may be absent."""
+    end = to_ms if to_ms is not None else from_ms
+    if end is None or end >= EARLIEST_MS:
+        return
+    given = {"from": from_ms, "to": to_ms}
+    raise BadRequest(
+        message="Invalid timeframe",
+        errors=[
+            {"field": field, "message": SECONDS_HINT}
+            for field, value in given.items()
+            if value is not None and value < EARLIEST_MS
+        ],
+    )
 
 
 @dataclass(frozen=True)
@@ -45,12 +81,9 @@ class RunLimits:
         )
 
     def check_timeframe(self, from_ms: int, to_ms: int) -> None:
-        """400 naming the field when the timeframe is reversed or too long."""
-        if from_ms > to_ms:
-            raise BadRequest(
-                message="Invalid timeframe",
-                errors=[{"field": "from", "message": "must not be after 'to'"}],
-            )
+        """400 naming the field when the timeframe is reversed, too long, or wholly
+        before any stored event (``check_epoch``)."""
+        check_order(from_ms, to_ms)
         if to_ms - from_ms > self.max_timeframe_ms:
             days = self.max_timeframe_ms / DAY_MS
             raise BadRequest(
@@ -59,6 +92,7 @@ class RunLimits:
                     {"field": "to", "message": f"the timeframe may span at most {days:g} days"}
                 ],
             )
+        check_epoch(from_ms, to_ms)
 
     def run_options(self, limit: int | None = None, **given: Any) -> RunOptions:
         """Options of a statement within these limits (the engine stops it at them)."""

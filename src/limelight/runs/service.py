@@ -26,7 +26,7 @@ from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
 from limelight.query.keys import UNKNOWN, StoredTypes
 from limelight.query.spec import QueryFields
 from limelight.ratelimit import RateLimiter, WindowCounts
-from limelight.runs.execute import RunFailed, execute_plan, typed_plan
+from limelight.runs.execute import RunFailed, dataset_warnings, execute_plan, typed_plan
 from limelight.runs.limits import RunLimits, queue_timeout_message, timeout_message
 from limelight.runs.model import RunInfo, RunRequest, RunStatus, RunView
 from limelight.runs.records import RunRecords
@@ -197,7 +197,14 @@ class QueryRunService:
         error: str | None = None
         try:
             plan = typed_plan(self._events, live.tenant, fields, untyped, compile_with, self.limits)
-            data = execute_plan(self._events, plan, self.limits, live.deadline, self._beside)
+            data = execute_plan(
+                self._events,
+                plan,
+                self.limits,
+                live.deadline,
+                self._beside,
+                lambda: dataset_warnings(self._events, live.tenant, fields, self.limits),
+            )
         except RunFailed as exc:
             error = str(exc)
         except Exception:

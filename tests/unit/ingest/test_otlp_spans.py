@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from limelight.ingest.otlp.codec import ID_RULES, Encoding
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.spans import map_spans
 from tests.unit.ingest.otlp_builders import PARENT_ID, SPAN_ID, T0, TRACE_ID, span, traces
@@ -137,11 +138,14 @@ def test_spans_with_invalid_ids_are_rejected_and_counted() -> None:
     zero_trace = span(trace_id=bytes(16))
     short_span = span(span_id=b"\x01\x02")
     bad_parent = span(parent_span_id=b"\x01")
-    rejections = Rejections()
+    rejections = Rejections(ID_RULES[Encoding.PROTOBUF])
     groups = map_spans(traces([good, zero_trace, short_span, bad_parent]), rejections)
     assert len(groups[0].events) == 1
     assert rejections.count == 3
-    assert rejections.message() == "3 spans with an invalid trace or span id"
+    assert rejections.message() == (
+        "3 spans with an invalid trace or span id (OTLP protobuf writes ids as bytes:"
+        " a trace_id of 16, a span_id of 8; an id of all zeros is none)"
+    )
 
 
 def test_unfinished_span_has_no_duration() -> None:

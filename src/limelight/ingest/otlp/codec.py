@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from enum import Enum
 from typing import Any
 
@@ -58,14 +59,28 @@ def encoding_of(content_type: str | None) -> Encoding | None:
     return _MEDIA_TYPES.get(content_type.split(";", 1)[0].strip().lower())
 
 
+# How each encoding writes a trace and a span id, said when an item's id is invalid.
+ID_RULES = {
+    Encoding.JSON: "OTLP JSON writes ids in hex: a traceId of 32 hex digits, a spanId of 16",
+    Encoding.PROTOBUF: "OTLP protobuf writes ids as bytes: a trace_id of 16, a span_id of 8",
+}
+# What an id that is neither hex nor base64 becomes: one byte, a length no id has, so
+# its span or log record is rejected naming the hex rule (json_format would refuse the
+# whole body, every valid item with it, over one item's id).
+_NOT_AN_ID = base64.b64encode(b"\0").decode()
+# What json_format decodes as bytes: either base64 alphabet, padding optional.
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
+
+
 def _id_to_base64(text: str) -> str:
-    """Hex ids (the OTLP JSON rule) become base64; anything else is left as sent."""
+    """Hex ids (the OTLP JSON rule) become base64; base64 (older clients) is left as
+    sent; anything else becomes an id no item accepts."""
     if len(text) in (16, 32):
         try:
             return base64.b64encode(bytes.fromhex(text)).decode()
         except ValueError:
             pass
-    return text
+    return text if _BASE64.fullmatch(text) and len(text.rstrip("=")) % 4 != 1 else _NOT_AN_ID
 
 
 def _fix_ids(doc: dict[str, Any]) -> None:

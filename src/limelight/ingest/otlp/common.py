@@ -33,7 +33,9 @@ class Group:
 class Rejections:
     """Items left out of a request, counted by reason for the partial-success message."""
 
-    def __init__(self) -> None:
+    def __init__(self, id_rule: str = "") -> None:
+        """``id_rule``: how the body's encoding writes ids, named when one is invalid."""
+        self.id_rule = id_rule
         self.reasons: Counter[str] = Counter()
         # The same counts by kind (invalid, too_deep, too_large), for the metrics.
         self.kinds: Counter[str] = Counter()
@@ -41,6 +43,11 @@ class Rejections:
     def add(self, reason: str, count: int = 1, kind: str = "invalid") -> None:
         self.reasons[reason] += count
         self.kinds[kind] += count
+
+    def add_invalid_ids(self, items: str, also: str = "") -> None:
+        """One item left out for its ids, the rule of the body's encoding named."""
+        rules = "; ".join(r for r in (self.id_rule, also) if r)
+        self.add(f"{items} with an invalid trace or span id" + (f" ({rules})" if rules else ""))
 
     @property
     def count(self) -> int:

@@ -18,7 +18,6 @@ from limelight.ingest.otlp.common import (
     map_resources,
 )
 
-INVALID_IDS = "log records with an invalid trace or span id"
 # OTLP severity numbers come in bands of four (TRACE..TRACE4, DEBUG..DEBUG4, ...).
 LEVELS = ("trace", "debug", "info", "warn", "error", "fatal")
 
@@ -73,7 +72,7 @@ def _ids_valid(record: LogRecord) -> bool:
 def map_logs(request: ExportLogsServiceRequest, rejections: Rejections) -> list[Group]:
     def events_of(record: LogRecord) -> list[dict[str, Any]]:
         if not _ids_valid(record):
-            rejections.add(INVALID_IDS)
+            rejections.add_invalid_ids("log records")
             return []
         return [log_event(record)]
 

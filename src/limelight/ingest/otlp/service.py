@@ -10,7 +10,7 @@ from limelight.errors import PayloadTooLarge
 from limelight.event_json import dumps_exact
 from limelight.ingest.batch import IngestLimits
 from limelight.ingest.nesting import MAX_EVENT_DEPTH, may_nest_deeper_than, nests_deeper_than
-from limelight.ingest.otlp.codec import Encoding, decode_request
+from limelight.ingest.otlp.codec import ID_RULES, Encoding, decode_request
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.signals import Signal
 from limelight.ingest.redact import may_hold_secrets, redact
@@ -31,7 +31,7 @@ def otlp_rows(
 ) -> tuple[list[EventRow], Rejections]:
     """Decode, map and enrich; the rows to store and what was left out."""
     request = decode_request(signal, body, encoding)
-    rejections = Rejections()
+    rejections = Rejections(ID_RULES[encoding])
     groups = signal.mapper(request, rejections)
     # Attribute keys travel as plain text in protobuf too, so the same cheap
     # whole-body test as the Events API decides whether to walk the events.

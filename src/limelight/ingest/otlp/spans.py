@@ -24,7 +24,6 @@ KINDS = {v.number: v.name.removeprefix("SPAN_KIND_") for v in Span.SpanKind.DESC
 STATUS_CODES = {
     v.number: v.name.removeprefix("STATUS_CODE_") for v in Status.StatusCode.DESCRIPTOR.values
 }
-INVALID_IDS = "spans with an invalid trace or span id"
 
 
 def _error_text(span: Span) -> str:
@@ -102,7 +101,7 @@ def _ids_valid(span: Span) -> bool:
 def map_spans(request: ExportTraceServiceRequest, rejections: Rejections) -> list[Group]:
     def events_of(span: Span) -> list[dict[str, Any]]:
         if not _ids_valid(span):
-            rejections.add(INVALID_IDS)
+            rejections.add_invalid_ids("spans", "an id of all zeros is none")
             return []
         return [span_event(span)]
 

@@ -108,11 +108,12 @@ class KeyGrant:
     workspace_id: str
     environment_id: str
     redact_secrets: bool
+    revoked: bool
 
 
 # Built once: this runs on every authenticated request, where building the statement
 # (and ORM objects for its rows) took longer than the lookup itself.
-_ACTIVE_KEY = (
+_KEY = (
     select(
         ApiKey.id,
         ApiKey.kind,
@@ -121,12 +122,14 @@ _ACTIVE_KEY = (
         Environment.workspace_id,
         Environment.id,
         Environment.redact_secrets,
+        ApiKey.revoked_at.is_not(None),
     )
     .join(Environment, Environment.id == ApiKey.environment_id)
-    .where(ApiKey.key_hash == bindparam("key_hash"), ApiKey.revoked_at.is_(None))
+    .where(ApiKey.key_hash == bindparam("key_hash"))
 )
 
 
-def active_key_by_hash(c: Connection | Session, key_hash: str) -> KeyGrant | None:
-    row = c.execute(_ACTIVE_KEY, {"key_hash": key_hash}).first()
+def key_by_hash(c: Connection | Session, key_hash: str) -> KeyGrant | None:
+    """The key of this hash, revoked or not (a revoked one says so: ``revoked``)."""
+    row = c.execute(_KEY, {"key_hash": key_hash}).first()
     return KeyGrant(*row) if row else None
