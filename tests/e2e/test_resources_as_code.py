@@ -233,3 +233,23 @@ def test_login_saves_a_profile_for_the_user_alone_that_later_commands_use(
     )
     assert ingest.returncode == 1 and "admin key" in ingest.stderr
     assert '"x"' not in saved.read_text()
+
+
+def test_pruning_a_query_that_something_kept_still_uses_is_refused_before_any_change(
+    server: LiveServer, tenant: Tenant, tmp_path: Path
+) -> None:
+    folder = copy(EXAMPLE, tmp_path)
+    assert cli(server, tenant, "apply", str(folder), "--yes").returncode == 0
+    [query] = listed(server, tenant, "queries")
+    by_hand = web.post(
+        f"{server.url}/v1/alerts",
+        json={"name": "mine", "query_id": query["id"], "threshold": {"operation": ">", "value": 1}},
+        headers={"Authorization": tenant.admin_key},
+    ).json()["alert"]["id"]
+    (folder / "alerts.yml").unlink()
+    (folder / "queries.yml").write_text("queries: {}\n")
+    out = cli(server, tenant, "apply", str(folder), "--prune", "--yes")
+    assert out.returncode == 1
+    assert f"the query slow-checkouts cannot be deleted: the alert {by_hand}" in out.stderr
+    # Nothing was changed: the apply's own alert is still there too.
+    assert len(listed(server, tenant, "alerts")) == 2

@@ -101,6 +101,8 @@ class Plan:
     kept: list[tuple[Kind, str, str]] = field(default_factory=list)
     # The environment's id of each declared resource that exists already.
     ids: dict[tuple[Kind, str], str] = field(default_factory=dict)
+    # Deletions the server would refuse (a query still used by what stays), said up front.
+    blocked: list[str] = field(default_factory=list)
 
     def count(self, action: Action) -> int:
         return sum(1 for c in self.changes if c.action == action)
@@ -143,4 +145,32 @@ def plan(folder: Folder, stored: Stored, prune: bool) -> Plan:
                 out.changes.append(Change("delete", kind, mid, rid, stored.form(kind, rid), None))
             else:
                 out.kept.append((kind, mid, rid))
+    out.blocked = _blocked(out, stored)
+    return out
+
+
+def _blocked(planned: Plan, stored: Stored) -> list[str]:
+    """A query to delete that an alert or a board keeps using (the API would answer 403
+    part way through the apply)."""
+    deleted = {(c.kind, c.resource_id) for c in planned.changes if c.action == "delete"}
+    names = {k: stored.names(k) for k in KINDS}
+    out = []
+    for change in planned.changes:
+        if change.action != "delete" or change.kind != "query":
+            continue
+        users: list[tuple[Kind, str]] = [
+            ("alert", rid)
+            for rid, alert in stored.resources.get("alert", {}).items()
+            if alert.get("query_id") == change.resource_id
+        ] + [
+            ("board", rid)
+            for rid, board in stored.resources.get("board", {}).items()
+            if any(p.get("query_id") == change.resource_id for p in board.get("panels", []))
+        ]
+        for kind, rid in users:
+            if (kind, rid) not in deleted:
+                out.append(
+                    f"the query {change.id} cannot be deleted: the {kind} {names[kind][rid]} "
+                    f"({rid}) uses it"
+                )
     return out

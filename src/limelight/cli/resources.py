@@ -108,7 +108,11 @@ def _planned(
     if declared.of("board") and not stored.boards_supported:
         server.__exit__()
         raise Refused(f"{server.url} has no Boards API: the folder's boards cannot be applied")
-    return declared, plan(declared, stored, prune), server
+    planned = plan(declared, stored, prune)
+    if planned.blocked:
+        server.__exit__()
+        raise Refused("; ".join(planned.blocked) + "; nothing was changed")
+    return declared, planned, server
 
 
 def plan_command(
