@@ -118,9 +118,12 @@ def test_query_runs_an_inline_query_and_prints_a_table(server: LiveServer, tenan
         "checkout": {"MAX(duration)": 900, "COUNT": 2, "_count": 2},
         "search": {"MAX(duration)": 50, "COUNT": 1, "_count": 1},
     }
-    table = cli(server, tenant, "query", "--calc", "COUNT", "--needle", "timeout")
+    table = cli(server, tenant, "query", "--calc", "MAX(duration)", "--group-by", "service")
     assert table.returncode == 0, table.stderr
-    assert "COUNT" in table.stdout and "2" in table.stdout
+    assert "MAX(duration)" in table.stdout and "5000" in table.stdout
+    # The series as a line of blocks per group: the events are all in the last bucket.
+    chart = table.stdout.split("over time")[1].splitlines()
+    assert any(line.strip().startswith("checkout") and line.endswith("█") for line in chart)
 
 
 def test_query_runs_a_saved_query_by_name(server: LiveServer, tenant: Tenant) -> None:

@@ -106,9 +106,11 @@ def sparkline(values: Sequence[float | None], width: int) -> str:
     present = [v for v in points if v is not None]
     if not present:
         return ""
-    low, high = min(present), max(present)
-    span = (high - low) or 1.0
+    # From zero (or the lowest value, when below it): the heights compare as the values do.
+    low, high = min(0.0, *present), max(present)
+    if high == low:
+        return "".join(" " if v is None else BLOCKS[len(BLOCKS) // 2] for v in points)
+    top = len(BLOCKS) - 1
     return "".join(
-        " " if v is None else BLOCKS[min(len(BLOCKS) - 1, int((v - low) / span * len(BLOCKS)))]
-        for v in points
+        " " if v is None else BLOCKS[round((v - low) / (high - low) * top)] for v in points
     )

@@ -98,3 +98,12 @@ def test_a_slack_channel_name_is_refused_naming_its_line(tmp_path: Path) -> None
     [problem] = caught.value.problems
     assert (problem.line, problem.field) == (17, "a.properties.channels[0].targets[0]")
     assert "Slack incoming-webhook URL" in problem.message
+
+
+def test_a_sparkline_is_drawn_from_zero_and_merges_neighbours_to_fit() -> None:
+    from limelight.cli.terminal import sparkline
+
+    assert sparkline([0, 4, 8, None], 10) == "▁▅█ "
+    assert sparkline([3, 3], 10) == "██"
+    assert sparkline([0, 0], 10) == "▄▄"
+    assert sparkline([1, 9, 2, 2], 2) == "█▃"
