@@ -105,5 +105,5 @@ def test_a_sparkline_is_drawn_from_zero_and_merges_neighbours_to_fit() -> None:
 
     assert sparkline([0, 4, 8, None], 10) == "▁▅█ "
     assert sparkline([3, 3], 10) == "██"
-    assert sparkline([0, 0], 10) == "▄▄"
+    assert sparkline([0, 0], 10) == "▅▅"
     assert sparkline([1, 9, 2, 2], 2) == "█▃"
