@@ -15,6 +15,7 @@ from limelight.console import (
     alerts,
     api_docs,
     authorize,
+    boards,
     builder,
     datasets,
     explorer,
@@ -64,6 +65,7 @@ def install_console(app: FastAPI, runtime: Runtime) -> None:
         tail,  # before the explorer: /events/tail is not an event's page
         explorer,
         builder,
+        boards,
         traces,
         keys,
         alerts,

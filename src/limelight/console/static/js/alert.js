@@ -10,5 +10,6 @@ if (chart && el && chart.times.length) {
   const margin = Math.max((last - first) * 0.05, 5 * 60_000);
   const times = [first - margin, ...chart.times, last + margin];
   const lines = chart.series.map((s) => ({ label: s.label, values: [null, ...s.values, null] }));
-  timeChart(el, times, lines, { threshold: chart.threshold, yLabel: chart.calculation });
+  // The checks are not a timeframe of the address: no zoom here.
+  timeChart(el, times, lines, { threshold: chart.threshold, yLabel: chart.calculation, onZoom: null });
 }
