@@ -37,6 +37,7 @@ SECTIONS = [
     "otel",
     "alerts",
     "console",
+    "boards",
     "scale",
 ]
 
