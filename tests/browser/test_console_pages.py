@@ -49,8 +49,13 @@ def seed(console: Console) -> dict[str, str]:
             "window": "1h",
         },
     ).json()["alert"]["id"]
+    panels = [
+        {"query_id": query, "visualization": v, "width": w}
+        for v, w in (("bars", 4), ("number", 1), ("line", 3), ("table", 2), ("heatmap", 2))
+    ]
+    board = api.post("/v1/boards", json={"name": "Ops", "panels": panels}).json()["board"]["id"]
     api.close()
-    return {"query": query, "alert": alert}
+    return {"query": query, "alert": alert, "board": board}
 
 
 def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
@@ -63,6 +68,8 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
         "events": f"{b}/events?ds=logs",
         "events-filtered": f"{b}/events?ds=logs&fk=http.status&fo=%3D&fv=500&cols=duration",
         "query-saved": f"{b}/query?saved={ids['query']}",
+        "boards": f"{b}/boards",
+        "board": f"{b}/boards/{ids['board']}",
         "traces-search": f"{b}/traces",
         "alerts": f"{b}/alerts",
         "alert-new": f"{b}/alerts/new",
@@ -85,7 +92,7 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
         page.wait_for_load_state("networkidle")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{name} is wider than a phone: {width}px"
-        if name in ("events", "query-saved", "alert"):
+        if name in ("events", "query-saved", "alert", "board"):
             console.shot(f"{name}-phone")
 
 

@@ -16,6 +16,7 @@ from limelight.console import (
     alerts,
     api_docs,
     authorize,
+    boards,
     builder,
     datasets,
     explorer,
@@ -47,6 +48,7 @@ PAGE_MODULES = (
     tail,  # before the explorer: /events/tail is not an event's page
     explorer,
     builder,
+    boards,
     traces,
     keys,
     alerts,
