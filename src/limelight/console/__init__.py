@@ -22,6 +22,7 @@ from limelight.console import (
     home,
     keys,
     login,
+    services,
     static,
     tail,
     traces,
@@ -48,6 +49,7 @@ PAGE_MODULES = (
     explorer,
     builder,
     traces,
+    services,
     keys,
     alerts,
 )
