@@ -10,12 +10,14 @@ from playwright.sync_api import expect
 
 from tests import web
 from tests.browser.console import Console
+from tests.e2e.test_console_traces import PAY, send_shop
 
 PHONE = {"width": 390, "height": 844}
 
 
 def seed(console: Console) -> dict[str, str]:
-    """Events, a saved query with an alert on it: something on every page."""
+    """Events, spans and their logs, a saved query with an alert on it: something on every
+    page."""
     now = int(time.time() * 1000)
     events = [
         {
@@ -28,6 +30,7 @@ def seed(console: Console) -> dict[str, str]:
         for i in range(300)
     ]
     assert console.server.send(console.tenant.ingest_key, "logs", events).status_code == 202
+    send_shop(console.server, console.tenant)
     headers = {"Authorization": console.tenant.admin_key}
     api = web.Client(base_url=console.server.url, headers=headers, timeout=30)
     query = api.post(
@@ -70,7 +73,11 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
         "query-saved": f"{b}/query?saved={ids['query']}",
         "boards": f"{b}/boards",
         "board": f"{b}/boards/{ids['board']}",
-        "traces-search": f"{b}/traces",
+        "traces-latest": f"{b}/traces",
+        "traces-slowest": f"{b}/traces?services=checkout&orderBy=duration&fk=kind&fo=%3D&fv=SERVER",
+        "trace-with-logs": f"{b}/traces/{PAY.hex()}",
+        "services-all": f"{b}/services",
+        "service-checkout": f"{b}/services/checkout",
         "alerts": f"{b}/alerts",
         "alert-new": f"{b}/alerts/new",
         "alert": f"{b}/alerts/{ids['alert']}",
@@ -92,7 +99,7 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
         page.wait_for_load_state("networkidle")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{name} is wider than a phone: {width}px"
-        if name in ("events", "query-saved", "alert", "board"):
+        if name in ("events", "query-saved", "alert", "board", "traces-latest", "service-checkout"):
             console.shot(f"{name}-phone")
 
 

@@ -23,6 +23,7 @@ from limelight.console import (
     home,
     keys,
     login,
+    services,
     static,
     tail,
     traces,
@@ -50,6 +51,7 @@ PAGE_MODULES = (
     builder,
     boards,
     traces,
+    services,
     keys,
     alerts,
 )
