@@ -38,6 +38,7 @@ SECTIONS = [
     "otel",
     "alerts",
     "console",
+    "boards",
     "scale",
 ]
 

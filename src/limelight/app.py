@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from limelight import metrics
 from limelight.api.alerts import router as alerts_router
+from limelight.api.boards import router as boards_router
 from limelight.api.datasets import router as datasets_router
 from limelight.api.events import create_events_app
 from limelight.api.managed import router as managed_router
@@ -134,6 +135,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.include_router(alerts_router)
     app.include_router(datasets_router)
     app.include_router(traces_router)
+    app.include_router(boards_router)
     app.include_router(managed_router)
 
     install_openapi(app)

@@ -101,6 +101,11 @@ OTLP_IN_FLIGHT = Gauge(
 ALERT_CHECKS = Counter(
     "limelight_alert_checks", "Alert checks done, by the state they found.", ["state"]
 )
+# An evaluator that stopped going round shows here before alerts go unchecked.
+ALERT_EVALUATOR_ROUNDS = Counter(
+    "limelight_alert_evaluator_rounds",
+    "Rounds of the alert evaluators: each claims the alerts due and checks them.",
+)
 ALERT_CHECK_SECONDS = Histogram(
     "limelight_alert_check_duration_seconds", "Time of one alert check."
 )

@@ -1,8 +1,8 @@
 """Saved queries of an environment, as the Queries API and the console keep them.
 
 Fields are validated before they are stored; a change may not take away a
-calculation an alert watches (400 naming it), and a query an alert uses cannot
-be deleted (403 naming it).
+calculation an alert watches (400 naming it), and a query an alert uses or a
+board shows cannot be deleted (403 naming them).
 """
 
 from __future__ import annotations

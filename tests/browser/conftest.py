@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, sync_playwright
 
 from tests.browser.console import Console
 from tests.e2e.oauth_support import new_user
-from tests.support import LiveServer
+from tests.support import LiveServer, unavailable
 
 # The headless shell first (Debian's chromium-headless-shell, the build Playwright
 # itself runs headless): the same engine without the full browser's windowing and
@@ -51,7 +51,7 @@ def chromium_path() -> str | None:
 def chromium() -> Iterator[Browser]:
     path = chromium_path()
     if path is None:
-        pytest.skip(
+        unavailable(
             "no chromium to drive: install one (apt-get install chromium-headless-shell) or "
             "set LIMELIGHT_CHROMIUM to its executable; the console's browser tests need one"
         )

@@ -10,12 +10,14 @@ from playwright.sync_api import expect
 
 from tests import web
 from tests.browser.console import Console
+from tests.e2e.test_console_traces import PAY, send_shop
 
 PHONE = {"width": 390, "height": 844}
 
 
 def seed(console: Console) -> dict[str, str]:
-    """Events, a saved query with an alert on it: something on every page."""
+    """Events, spans and their logs, a saved query with an alert on it: something on every
+    page."""
     now = int(time.time() * 1000)
     events = [
         {
@@ -28,6 +30,7 @@ def seed(console: Console) -> dict[str, str]:
         for i in range(300)
     ]
     assert console.server.send(console.tenant.ingest_key, "logs", events).status_code == 202
+    send_shop(console.server, console.tenant)
     headers = {"Authorization": console.tenant.admin_key}
     api = web.Client(base_url=console.server.url, headers=headers, timeout=30)
     query = api.post(
@@ -49,8 +52,13 @@ def seed(console: Console) -> dict[str, str]:
             "window": "1h",
         },
     ).json()["alert"]["id"]
+    panels = [
+        {"query_id": query, "visualization": v, "width": w}
+        for v, w in (("bars", 4), ("number", 1), ("line", 3), ("table", 2), ("heatmap", 2))
+    ]
+    board = api.post("/v1/boards", json={"name": "Ops", "panels": panels}).json()["board"]["id"]
     api.close()
-    return {"query": query, "alert": alert}
+    return {"query": query, "alert": alert, "board": board}
 
 
 def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
@@ -63,7 +71,13 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
         "events": f"{b}/events?ds=logs",
         "events-filtered": f"{b}/events?ds=logs&fk=http.status&fo=%3D&fv=500&cols=duration",
         "query-saved": f"{b}/query?saved={ids['query']}",
-        "traces-search": f"{b}/traces",
+        "boards": f"{b}/boards",
+        "board": f"{b}/boards/{ids['board']}",
+        "traces-latest": f"{b}/traces",
+        "traces-slowest": f"{b}/traces?services=checkout&orderBy=duration&fk=kind&fo=%3D&fv=SERVER",
+        "trace-with-logs": f"{b}/traces/{PAY.hex()}",
+        "services-all": f"{b}/services",
+        "service-checkout": f"{b}/services/checkout",
         "alerts": f"{b}/alerts",
         "alert-new": f"{b}/alerts/new",
         "alert": f"{b}/alerts/{ids['alert']}",
@@ -85,7 +99,7 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
         page.wait_for_load_state("networkidle")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{name} is wider than a phone: {width}px"
-        if name in ("events", "query-saved", "alert"):
+        if name in ("events", "query-saved", "alert", "board", "traces-latest", "service-checkout"):
             console.shot(f"{name}-phone")
 
 

@@ -320,6 +320,8 @@ def test_a_user_of_another_workspace_gets_404_for_every_page(
         f"{base}/query?saved={saved}",
         f"{base}/queries",
         f"{base}/traces",
+        f"{base}/services",
+        f"{base}/services/default",
         f"{base}/keys",
         f"{base}/alerts",
         f"{base}/alerts/new",

@@ -419,7 +419,16 @@ def test_a_test_notification_reaches_every_destination(
     assert [(n["type"], n["ok"], n["status"]) for n in sent] == [("slack", True, 200)]
     [message] = hooks.wait_for(hook, 1)
     assert message.json()["text"].startswith("[TEST] x")
-    time.sleep(1.5)  # a disabled alert is never checked
+    # A disabled alert is never checked: an enabled sibling made after it is checked at
+    # once, so once the sibling has a check the evaluator has passed over this one.
+    sibling = api.post(
+        "/v1/alerts",
+        {"name": "sibling", "query_id": query_id, "threshold": {"operation": ">", "value": 1}},
+    ).json()["alert"]["id"]
+    deadline = time.monotonic() + 30
+    while not api.client.get(f"/v1/alerts/{sibling}/checks").json()["checks"]:
+        assert time.monotonic() < deadline, "the enabled sibling was never checked"
+        time.sleep(0.05)
     assert api.client.get(f"/v1/alerts/{alert_id}/checks").json() == {"checks": []}
 
 

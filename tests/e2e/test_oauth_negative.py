@@ -33,7 +33,7 @@ from tests.e2e.oauth_support import (
     register,
     register_by_cli,
 )
-from tests.support import NO_BOUNDARY_BEFORE_2033, LiveServer, Tenant, launch
+from tests.support import NO_BOUNDARY_BEFORE_2033, LiveServer, Tenant, launch, unavailable
 
 
 def token_post(server: LiveServer, **kw: Any) -> httpx.Response:
@@ -241,7 +241,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSe
             "postgresql://127.0.0.1:5432/test", autocommit=True, connect_timeout=3
         )
     except Exception as exc:  # noqa: BLE001 - any failure to connect means: no PostgreSQL here
-        pytest.skip(f"PostgreSQL at 127.0.0.1:5432/test is not reachable: {exc}")
+        unavailable(f"PostgreSQL at 127.0.0.1:5432/test is not reachable: {exc}")
     name = f"ll_oauth_{uuid.uuid4().hex[:10]}"
     admin.execute(f'CREATE DATABASE "{name}"')
     url = f"postgresql://127.0.0.1:5432/{name}"

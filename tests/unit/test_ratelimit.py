@@ -24,9 +24,13 @@ def test_up_to_the_limit_passes_then_429_with_retry_after() -> None:
     with pytest.raises(RateLimited) as caught:
         limiter.hit("k")
     assert caught.value.status == 429
-    retry = int(caught.value.headers["Retry-After"])
-    assert 1 <= retry <= 10
+    # Refused at the start of its 10 s window: the next one starts in 10 s.
+    assert caught.value.headers["Retry-After"] == "10"
     assert limiter.blocked("k")
+    clock.now = 1003.5  # 6.5 s of the window left: the wait is rounded up, never down
+    with pytest.raises(RateLimited) as caught:
+        limiter.hit("k")
+    assert caught.value.headers["Retry-After"] == "7"
 
 
 def test_keys_are_counted_apart() -> None:

@@ -165,6 +165,7 @@ class Evaluator:
     def tick(self) -> list[CheckReport]:
         """Claim every alert due now and check them (on the pool when started)."""
         self._ticks += 1
+        metrics.ALERT_EVALUATOR_ROUNDS.inc()
         if self._ticks % PURGE_EVERY_TICKS == 1:
             self._purge()
         reports: list[CheckReport] = []

@@ -21,6 +21,7 @@ from pydantic.json_schema import models_json_schema
 
 from limelight.alerts.spec import AlertFields
 from limelight.api.query_runs import RunBody
+from limelight.boards import BoardFields
 from limelight.query.spec import QueryFields
 from limelight.query.traces import TraceSearch
 
@@ -119,6 +120,20 @@ QUERY = {
 SAVED_QUERY = {
     **QUERY,
     "id": "1m7z5f0k2x9c3a1b2c3",
+    "created_at": "2026-11-21T10:00:00.000Z",
+    "updated_at": "2026-11-21T10:00:00.000Z",
+    "author": "1m7y0a9b8c7d6e5f4g3",
+}
+PANELS: list[dict[str, Any]] = [
+    {"query_id": "1m7z5f0k2x9c3a1b2c3", "title": "p99", "visualization": "line", "width": 2},
+    {"query_id": "1m7z6a1b2c3d4e5f6g7", "title": "", "visualization": "number", "width": 1},
+]
+BOARD = {"name": "Checkout", "description": "what the checkout team watches", "panels": PANELS}
+SAVED_BOARD = {
+    "id": "1m8c0d1e2f3g4h5i6j7",
+    "name": BOARD["name"],
+    "description": BOARD["description"],
+    "panels": [{"id": f"1m8c0d1e2f3g4h5i6k{i}", **panel} for i, panel in enumerate(PANELS)],
     "created_at": "2026-11-21T10:00:00.000Z",
     "updated_at": "2026-11-21T10:00:00.000Z",
     "author": "1m7y0a9b8c7d6e5f4g3",
@@ -324,9 +339,47 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("/v1/queries/{query_id}", "delete"): {
         "tags": ["queries"],
         "summary": "Delete a saved query",
-        "description": "403 naming the alert when an alert uses it.",
+        "description": "403 naming the alert when an alert uses it, or the boards that show it.",
         "security": ADMIN,
         "responses": {**_ok("Deleted.", {"query": {"id": "1m7z5f0k2x9c3a1b2c3"}}), **FOUND},
+    },
+    ("/v1/boards", "post"): {
+        "tags": ["boards"],
+        "summary": "Create a board",
+        "description": "Panels are drawn in the order given, each `width` columns of a "
+        "4-column grid (1 to 4, default 2); `visualization` is one of `line`, `bars`, "
+        "`heatmap`, `number`, `table` (default `line`); an empty `title` shows the query's "
+        "name. Every `query_id` is a saved query of the key's environment (400 otherwise).",
+        "security": ADMIN,
+        "requestBody": _body("BoardFields", BOARD),
+        "responses": {**_ok("Created.", {"board": {"id": SAVED_BOARD["id"]}}), **KEYED},
+    },
+    ("/v1/boards", "get"): {
+        "tags": ["boards"],
+        "summary": "Every board of the environment, oldest first",
+        "security": ADMIN,
+        "responses": {**_ok("The boards.", {"boards": [SAVED_BOARD]}), **KEYED},
+    },
+    ("/v1/boards/{board_id}", "get"): {
+        "tags": ["boards"],
+        "summary": "A board and its panels",
+        "security": ADMIN,
+        "responses": {**_ok("The board.", {"board": SAVED_BOARD}), **FOUND},
+    },
+    ("/v1/boards/{board_id}", "put"): {
+        "tags": ["boards"],
+        "summary": "Change a board (the fields sent)",
+        "description": "`panels`, when sent, is the whole new list (panel ids sent are "
+        "ignored); `null` clears the description. A board as read back is a valid body.",
+        "security": ADMIN,
+        "requestBody": _body("BoardFields", {"name": "Checkout (prod)"}),
+        "responses": {**_ok("The board as it now is.", {"board": SAVED_BOARD}), **FOUND},
+    },
+    ("/v1/boards/{board_id}", "delete"): {
+        "tags": ["boards"],
+        "summary": "Delete a board (its queries stay)",
+        "security": ADMIN,
+        "responses": {**_ok("Deleted.", {"board": {"id": SAVED_BOARD["id"]}}), **FOUND},
     },
     ("/v1/query_run", "post"): {
         "tags": ["query runs"],
@@ -755,6 +808,7 @@ def _components() -> dict[str, Any]:
             (AlertFields, "validation"),
             (RunBody, "validation"),
             (TraceSearch, "validation"),
+            (BoardFields, "validation"),
         ],
         ref_template="#/components/schemas/{model}",
     )

@@ -28,19 +28,19 @@ ManagedId = Annotated[
 ]  # fmt: skip
 
 
-async def json_object(request: Request, rt: Runtime) -> dict[str, Any]:
-    """The body as a JSON object; an empty body is ``{}``."""
+async def json_object(request: Request, rt: Runtime, what: str = "query") -> dict[str, Any]:
+    """The body as a JSON object (a ``what``: a query, a board); an empty body is ``{}``."""
     body = await read_body(request, rt.settings.max_request_bytes)
     if not body.strip():
         return {}
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
-        raise BadRequest(message="Invalid query", reason="the body is not valid JSON") from None
+        raise BadRequest(message=f"Invalid {what}", reason="the body is not valid JSON") from None
     if not isinstance(data, dict):
         raise BadRequest(
-            message="Invalid query",
-            errors=[{"field": "query", "message": "must be a JSON object"}],
+            message=f"Invalid {what}",
+            errors=[{"field": what, "message": "must be a JSON object"}],
         )
     return data
 

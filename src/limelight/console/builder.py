@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight import saved_queries
+from limelight import boards, saved_queries
 from limelight.console.datasets import known_keys
 from limelight.console.query_form import (
     CALCULATION_OPERATORS,
@@ -108,6 +108,8 @@ async def builder(request: Request, here: Here) -> Response:
     dataset = _dataset_of(raw)
     keys = await run_in_threadpool(known_keys, rt, here.tenant, dataset) if dataset else SYSTEM_KEYS
     listed = await run_in_threadpool(saved_queries.all_queries, rt.meta, here.tenant)
+    # A saved query can be added to a board ("Add to board").
+    board_list = await run_in_threadpool(boards.all_boards, rt.meta, here.tenant) if saved else []
     address = pairs + [(k, v) for k, v in items if k in PAGE_PARAMS and k != "saved"]
     if saved_id:
         address.append(("saved", saved_id))
@@ -130,6 +132,9 @@ async def builder(request: Request, here: Here) -> Response:
         run_address=query_string(address),
         saved=saved,
         saved_queries=listed,
+        boards=board_list,
+        visualizations=boards.VISUALIZATIONS,
+        columns=range(1, boards.COLUMNS + 1),
     )
 
 

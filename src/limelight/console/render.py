@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 
+from limelight.console.event_lines import summary
 from limelight.settings import Settings
 
 HERE = Path(__file__).parent
@@ -38,7 +39,35 @@ def query_string(params: Any) -> str:
     return "?" + urlencode(kept) if kept else ""
 
 
+def number_text(value: float | None) -> str:
+    """A number as the pages' scripts write one (charts.js ``formatNumber``, en-US):
+    integers with thousands separators, other numbers with at most three decimals, in
+    exponent form far from 1; a missing one as a dash."""
+    if value is None or value != value:  # noqa: PLR0124 - NaN
+        return "—"
+    if isinstance(value, int) or value.is_integer():
+        return f"{int(value):,}"
+    size = abs(value)
+    if size < 0.001 or size >= 1e15:
+        mantissa, exponent = f"{value:.3e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def duration_text(value: float | None) -> str:
+    return "—" if value is None else f"{number_text(value)} ms"
+
+
+def rate_text(value: float | None) -> str:
+    """A share (0 to 1) as a percentage."""
+    return "—" if value is None else f"{number_text(round(value * 100, 3))}%"
+
+
 templates.filters["utc"] = utc_text
+templates.filters["number"] = number_text
+templates.filters["ms"] = duration_text
+templates.filters["rate"] = rate_text
+templates.filters["summary"] = summary
 templates.filters["qs"] = query_string
 templates.filters["thousands"] = lambda n: f"{n:,}" if isinstance(n, int) else n
 

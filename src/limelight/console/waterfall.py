@@ -3,8 +3,10 @@
 Pure. Spans are the events of OpenTelemetry traces (see ``ingest/otlp/spans.py``):
 ``traceId``, ``spanId``, ``parentSpanId`` (absent on a root), ``timestamp`` (the
 start, unix nanoseconds), ``duration`` (milliseconds), ``name``, ``kind``,
-``status``, ``attributes``. A span whose parent is not among them is shown as a
-root and marked.
+``status``, ``attributes``, ``events`` (an exception recorded on the span is one
+named ``exception``). A span whose parent is not among them is shown as a root
+and marked. The trace's other events (its logs, from any dataset) are kept
+beside the span whose ``spanId`` they carry.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from limelight.console.event_lines import compact
+from limelight.query.results import lookup
 
 SPAN_ID_LENGTH = 16
 NS_PER_MS = 1_000_000
@@ -25,11 +28,57 @@ NANOSECONDS_TO = 253_402_300_799_999 * 1_000_000
 MAX_DURATION_MS = 100 * 365.25 * 86_400_000
 STATUS_CODES = frozenset({"OK", "ERROR", "UNSET"})
 MIN_BAR_PERCENT = 0.3
+# Services get the colours of the charts' palette (console.css .svc-0 to .svc-11), in turn.
+SERVICE_COLOURS = 12
+MAX_STACK_LINES = 200
 
 
 def is_span(event: Mapping[str, Any]) -> bool:
-    span_id = event.get("spanId")
-    return isinstance(span_id, str) and len(span_id) == SPAN_ID_LENGTH
+    """A span has a span id and a kind, as the trace search counts them: an OpenTelemetry
+    log record carries the span id of the span it was written in, never a kind."""
+    span_id, kind = event.get("spanId"), event.get("kind")
+    return (
+        isinstance(span_id, str)
+        and len(span_id) == SPAN_ID_LENGTH
+        and isinstance(kind, str)
+        and kind != ""
+    )
+
+
+@dataclass(frozen=True)
+class SpanException:
+    """An exception recorded on a span (OpenTelemetry's ``exception`` span event)."""
+
+    type: str
+    message: str
+    stacktrace: str
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else compact(value)
+
+
+def exceptions_of(event: Mapping[str, Any]) -> list[SpanException]:
+    """The span's ``exception`` events; their attributes nested (``{"exception":
+    {"type": ..}}``, as OTLP ingest stores them) or dotted alike."""
+    out = []
+    recorded = event.get("events")
+    for item in recorded if isinstance(recorded, list) else []:
+        if not isinstance(item, Mapping) or item.get("name") != "exception":
+            continue
+        attrs = item.get("attributes")
+        attrs = attrs if isinstance(attrs, Mapping) else {}
+        kind, message, stack = (
+            _text(lookup(attrs, f"exception.{part}")[1])
+            for part in ("type", "message", "stacktrace")
+        )
+        lines = stack.splitlines()
+        if len(lines) > MAX_STACK_LINES:
+            stack = "\n".join(
+                [*lines[:MAX_STACK_LINES], f"… {len(lines) - MAX_STACK_LINES} more lines"]
+            )
+        out.append(SpanException(kind, message, stack))
+    return out
 
 
 def _start_ns(event: Mapping[str, Any]) -> int:
@@ -81,7 +130,9 @@ class SpanRow:
     offset_percent: float = 0.0
     width_percent: float = 0.0
     orphan: bool = False  # its parent span is not among the trace's events
+    colour: int = 0  # its service's place in the legend
     children: list[SpanRow] = field(default_factory=list)
+    logs: list[Mapping[str, Any]] = field(default_factory=list)  # events with its span id
 
     @property
     def status_class(self) -> str:
@@ -95,6 +146,10 @@ class SpanRow:
         return list(flatten(self.event.get("attributes")))
 
     @property
+    def exceptions(self) -> list[SpanException]:
+        return exceptions_of(self.event)
+
+    @property
     def end_ns(self) -> int:
         return self.start_ns + int((self.duration_ms or 0) * NS_PER_MS)
 
@@ -104,7 +159,20 @@ class Waterfall:
     rows: list[SpanRow]
     start_ns: int
     total_ms: float
-    services: list[str]
+    services: list[str]  # sorted; a service's colour is its place here
+    logs: list[Mapping[str, Any]] = field(default_factory=list)  # the trace's other events
+
+    def span_ids(self) -> dict[str, SpanRow]:
+        return {r.span_id: r for r in self.rows}
+
+    @property
+    def log_datasets(self) -> list[str]:
+        return sorted({str(e["_dataset"]) for e in self.logs if "_dataset" in e})
+
+
+def _log_order(event: Mapping[str, Any]) -> tuple[int, str]:
+    stamp = event.get("_timestamp")
+    return (stamp if isinstance(stamp, int) else 0, str(event.get("_id", "")))
 
 
 def _row(event: Mapping[str, Any]) -> SpanRow:
@@ -173,4 +241,13 @@ def waterfall(events: Sequence[Mapping[str, Any]]) -> Waterfall | None:
             row.orphan = True
             place(row)
     services = sorted({r.service for r in ordered})
-    return Waterfall(ordered, start, total_ns / NS_PER_MS, services)
+    place_of = {name: i for i, name in enumerate(services)}
+    for row in ordered:
+        row.colour = place_of[row.service] % SERVICE_COLOURS
+    logs = sorted((e for e in events if not is_span(e)), key=_log_order)
+    for event in logs:
+        span_id = event.get("spanId")
+        owner = spans.get(span_id) if isinstance(span_id, str) else None
+        if owner is not None:
+            owner.logs.append(event)
+    return Waterfall(ordered, start, total_ns / NS_PER_MS, services, logs)

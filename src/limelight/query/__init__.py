@@ -86,6 +86,7 @@ Numeric calculations read only the numbers a key holds (strings such as
 | ``AVG``, ``MIN``, ``MAX`` | null when there are no numbers |
 | ``MEDIAN``, ``P001`` .. ``P999`` | exact percentile (see below); MEDIAN = P50 |
 | ``STDDEV``, ``VARIANCE`` | sample statistics; null for fewer than two numbers |
+| ``HEATMAP`` | events with a number at the key; per time bucket, in ``series`` |
 
 - Percentiles: ``quantileExactInclusive``, linear interpolation between
   closest ranks (numpy's default). P001 is the 0.1th percentile, P01 the 1st,
@@ -95,6 +96,15 @@ Numeric calculations read only the numbers a key holds (strings such as
   values, then a HyperLogLog sketch (about 0.1% error).
 - STDDEV and VARIANCE are ``stddevSampStable`` and ``varSampStable`` (divided
   by n - 1; the numerically stable forms).
+- HEATMAP (one per query, in query runs only: an alert cannot watch it) adds
+  to every point of ``series`` its ``buckets``:
+  ``{"time": ..., "data": [...], "buckets": [{"min": 1.0, "max": 1.19, "count": 12}, ...]}``,
+  the numbers of every event the query selects (groups do not split it)
+  counted in log-spaced value buckets, smallest first, only the buckets that
+  hold any. A bucket holds ``min <= v < max`` (mirrored for negative numbers:
+  ``min < v <= max``; 0 is a bucket of its own). The edges are powers of
+  2^(1/8), with neighbours joined (2, 4, 8... at a time) until the values'
+  range fits in 40 buckets of each sign, the same edges at every time.
 
 A value is named by its ``alias``, else ``OP(key)``, else ``COUNT``; names are
 unique per query and every value set also holds ``_count`` (events in the group).

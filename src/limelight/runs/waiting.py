@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
+from typing import TypeVar
 
+from limelight.errors import Unavailable
 from limelight.runs.model import RunStatus, RunView
 from limelight.runs.service import QueryRunService
 from limelight.tenant import Tenant
+
+T = TypeVar("T")
+# Past its queue and run limits a read has failed on the worker; this bounds the wait
+# for one whose job was dropped (the server stopping).
+READ_SLACK_SECONDS = 5.0
 
 
 async def current(runs: QueryRunService, tenant: Tenant, run_id: str) -> RunView:
@@ -57,3 +65,18 @@ async def settled(runs: QueryRunService, tenant: Tenant, view: RunView, wait: fl
             poll = min(poll * 2, POLL_MOST_SECONDS)
         view = await current(runs, tenant, run_id)
     return view
+
+
+async def read_answer(runs: QueryRunService, tenant: Tenant, job: Callable[[float], T]) -> T:
+    """``job``'s answer (a read that answers at once: trace search, the service overview),
+    run on the query run workers in the workspace's turn (``QueryRunService.read``); the
+    API and the console wait on it alike."""
+    future = await asyncio.to_thread(runs.read, tenant, job)
+    limits = runs.limits
+    try:
+        return await asyncio.wait_for(
+            asyncio.wrap_future(future),
+            limits.max_queue_seconds + limits.max_run_seconds + READ_SLACK_SECONDS,
+        )
+    except TimeoutError:
+        raise Unavailable("the read did not finish; try again shortly") from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from limelight.console.waterfall import waterfall
+from limelight.console.waterfall import SpanException, waterfall
 
 START_NS = 1_795_000_000_000_000_000
 MS = 1_000_000
@@ -21,6 +21,7 @@ def span(
         "duration": duration,
         "_timestamp": START_NS // MS + int(start_ms),
         "_service": "api",
+        "kind": "SERVER",
         **extra,
     }
     if parent:
@@ -101,3 +102,59 @@ def test_the_status_class_is_one_of_three_whatever_was_sent() -> None:
     classes = [by_id[str(n)].status_class for n in range(len(sent))]
     assert classes == ["unset", "error", "unset", "ok", "unset", "unset"]
     assert by_id["0"].status == "OK visually-hidden"  # shown as sent, as text
+
+
+def test_a_log_record_written_in_a_span_is_kept_beside_it_not_drawn_as_a_span() -> None:
+    """An OpenTelemetry log record carries its span's id (and no kind): it is one of the
+    span's logs, never a span of its own."""
+    log = {
+        "traceId": "ab" * 16,
+        "spanId": "b" * 16,
+        "message": "charging card",
+        "_timestamp": START_NS // MS + 12,
+        "_id": "log1",
+        "_dataset": "app-logs",
+    }
+    stray = {**log, "spanId": ["not", "an", "id"], "_id": "log2", "message": "odd"}
+    # Newest first, as a query run lists them: the log comes before its span.
+    found = waterfall([log, stray, span("b", "a", 10, 20), span("a", None, 0, 100)])
+    assert found is not None
+    assert [(r.name, r.duration_ms) for r in found.rows] == [("span a", 100), ("span b", 20)]
+    assert [e["_id"] for e in found.rows[1].logs] == ["log1"]
+    assert found.rows[0].logs == []
+    assert [e["_id"] for e in found.logs] == ["log1", "log2"]
+    assert found.log_datasets == ["app-logs"]
+
+
+def test_a_spans_exceptions_are_read_from_its_events_nested_or_dotted() -> None:
+    stack = "\n".join(f"  at line {i}" for i in range(250))
+    events = [
+        {"name": "exception", "attributes": {"exception": {"type": "KeyError", "message": "k"}}},
+        {"name": "retry", "attributes": {"attempt": 2}},
+        {
+            "name": "exception",
+            "attributes": {"exception.message": "boom", "exception.stacktrace": stack},
+        },
+        "not an event",
+    ]
+    found = waterfall([span("a", None, 0, 10, events=events), span("b", "a", 1, 1, events="x")])
+    assert found is not None
+    first, second = found.rows[0].exceptions
+    assert first == SpanException("KeyError", "k", "")
+    assert (second.type, second.message) == ("", "boom")
+    lines = second.stacktrace.splitlines()
+    assert len(lines) == 201 and lines[-1] == "… 50 more lines"
+    assert found.rows[1].exceptions == []
+
+
+def test_each_service_has_the_colour_of_its_place_in_the_legend() -> None:
+    found = waterfall(
+        [
+            span("a", None, 0, 10, _service="web"),
+            span("b", "a", 1, 1, _service="db"),
+            span("c", "a", 2, 1, _service="web"),
+        ]
+    )
+    assert found is not None
+    assert found.services == ["db", "web"]
+    assert [(r.service, r.colour) for r in found.rows] == [("web", 1), ("db", 0), ("web", 1)]

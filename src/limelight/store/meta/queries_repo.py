@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from limelight.errors import Forbidden, NotFound
 from limelight.ids import new_id
+from limelight.store.meta import boards_repo
 from limelight.store.meta.alerts_models import Alert
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import (
@@ -106,13 +107,19 @@ def replace_query_fields(
 
 
 def delete_query(s: Session, tenant: Tenant, query_id: str) -> None:
-    """Delete, unless an alert uses the query (403 naming the alert)."""
+    """Delete, unless an alert uses the query or a board shows it (403 naming them)."""
     query = get_query(s, tenant, query_id)
     alert = s.scalar(select(Alert).where(Alert.query_id == query.id).order_by(Alert.created_at))
     if alert is not None:
         raise Forbidden(
             message=f"the query is used by the alert {alert.name!r} ({alert.id}); "
             "delete or change that alert first"
+        )
+    if boards := boards_repo.boards_showing(s, query.id):
+        names = ", ".join(f"{b.name!r} ({b.id})" for b in boards)
+        raise Forbidden(
+            message=f"the query is shown on the board{'s' if len(boards) > 1 else ''} {names}; "
+            "remove its panels first"
         )
     s.delete(query)
     s.flush()

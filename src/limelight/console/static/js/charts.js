@@ -27,8 +27,8 @@ export function formatNumber(v) {
   return DECIMAL.format(v);
 }
 
-function fit(plot, el, height) {
-  const resize = () => plot.setSize({ width: Math.max(el.clientWidth, 240), height });
+function fit(plot, el, height, minWidth = 240) {
+  const resize = () => plot.setSize({ width: Math.max(el.clientWidth, minWidth), height });
   new ResizeObserver(resize).observe(el);
   resize();
 }
@@ -85,9 +85,10 @@ function stack(lines) {
 
 // lines: [{label, values}] over `times` (unix ms); options: {height, bars, stacked,
 // threshold, yLabel, span: [fromMs, toMs], onZoom(fromMs, toMs) (default: zoomTo; null:
-// no zoom)}.
+// no zoom), small (a chart in a table's row: no axes, no legend, 120 px wide at least)}.
 export function timeChart(el, times, lines, options = {}) {
   const height = options.height ?? 260;
+  const small = Boolean(options.small);
   const bars = options.bars || options.stacked;
   const drawn = options.stacked ? stack(lines) : lines;
   const series = [{ label: "Time" }];
@@ -115,20 +116,89 @@ export function timeChart(el, times, lines, options = {}) {
     data.push(times.map(() => options.threshold));
   }
   const onZoom = options.onZoom === undefined ? zoomTo : options.onZoom;
+  const minWidth = small ? 120 : 240;
   const plot = new uPlot(
     {
-      width: Math.max(el.clientWidth, 240),
+      width: Math.max(el.clientWidth, minWidth),
       height,
       series,
       cursor: { focus: { prox: 16 }, drag: { x: Boolean(onZoom), y: false, setScale: false } },
       hooks: onZoom ? { setSelect: [dragHook((r) => onZoom(r.from, r.to))] } : {},
-      legend: { live: true },
+      legend: { show: !small, live: true },
       scales: { x: timeScale(options.span) },
-      axes: [{}, { label: options.yLabel ?? "", size: 60, values: axisNumbers }],
+      axes: small
+        ? [{ show: false }, { show: false }]
+        : [{}, { label: options.yLabel ?? "", size: 60, values: axisNumbers }],
+      padding: small ? [4, 2, 2, 2] : undefined,
     },
     data,
     el,
   );
+  el.dataset.zoom = onZoom ? "drag" : "";
+  fit(plot, el, height, minWidth);
+  return plot;
+}
+
+// A scatter of points ({time (unix ms), value, error, href}): a dot per point over the
+// timeframe (options.span), red where `error`; a click on a dot opens its href, a drag
+// across the chart zooms the page as a time chart's does. options: {height, span, yLabel,
+// onZoom}.
+export function scatterChart(el, points, options = {}) {
+  const height = options.height ?? 220;
+  const sorted = [...points].sort((a, b) => a.time - b.time);
+  const xs = sorted.map((p) => p.time / 1000);
+  const dots = (label, colour, values) => ({
+    label,
+    stroke: colour,
+    fill: colour,
+    paths: () => null,
+    points: { show: true, space: 0, size: 8, width: 1, stroke: colour, fill: colour + "cc" },
+    value: valueText,
+    values,
+  });
+  const series = [
+    dots("trace", colour(0), sorted.map((p) => (p.error ? null : p.value))),
+    dots("with an error", "#a4161a", sorted.map((p) => (p.error ? p.value : null))),
+  ];
+  const onZoom = options.onZoom === undefined ? zoomTo : options.onZoom;
+  const plot = new uPlot(
+    {
+      width: Math.max(el.clientWidth, 240),
+      height,
+      series: [{ label: "Time" }, ...series.map(({ values, ...s }) => s)],
+      cursor: { drag: { x: Boolean(onZoom), y: false, setScale: false }, points: { show: false } },
+      hooks: onZoom ? { setSelect: [dragHook((r) => onZoom(r.from, r.to))] } : {},
+      legend: { live: false },
+      scales: {
+        x: timeScale(options.span),
+        y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] },
+      },
+      axes: [{}, { label: options.yLabel ?? "", size: 60, values: axisNumbers }],
+    },
+    [xs, ...series.map((s) => s.values)],
+    el,
+  );
+  // The dot under the pointer (within 8 px), in the plot's CSS pixels.
+  const nearest = (event) => {
+    const box = plot.over.getBoundingClientRect();
+    const x = event.clientX - box.left;
+    const y = event.clientY - box.top;
+    let best = null;
+    let bestDistance = 8;
+    for (const p of sorted) {
+      const d = Math.hypot(plot.valToPos(p.time / 1000, "x") - x, plot.valToPos(p.value, "y") - y);
+      if (d <= bestDistance && p.href) [best, bestDistance] = [p, d];
+    }
+    return best;
+  };
+  let down = null;
+  plot.over.addEventListener("mousedown", (e) => { down = [e.clientX, e.clientY]; });
+  plot.over.addEventListener("mousemove", (e) => { el.dataset.hover = nearest(e) ? "point" : ""; });
+  plot.over.addEventListener("click", (e) => {
+    if (down && Math.hypot(e.clientX - down[0], e.clientY - down[1]) > 4) return; // a drag
+    const point = nearest(e);
+    if (point) location.assign(point.href);
+  });
   el.dataset.zoom = onZoom ? "drag" : "";
   fit(plot, el, height);
   return plot;

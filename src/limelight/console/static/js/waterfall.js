@@ -7,3 +7,14 @@ for (const bar of document.querySelectorAll(".span-bar[data-offset]")) {
 for (const label of document.querySelectorAll(".span-label[data-indent]")) {
   label.style.paddingLeft = `${Math.min(Number(label.dataset.indent), 24) * 0.9}rem`;
 }
+
+// A link to a span (#span-<id>, from the trace's events) opens its detail.
+function openLinkedSpan() {
+  const target = location.hash.startsWith("#span-") ? document.getElementById(location.hash.slice(1)) : null;
+  if (target instanceof HTMLDetailsElement) {
+    target.open = true;
+    target.scrollIntoView({ block: "center" });
+  }
+}
+window.addEventListener("hashchange", openLinkedSpan);
+openLinkedSpan();
