@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from limelight.errors import BadRequest
 from limelight.saved_queries import UNKNOWN_AUTHOR, query_document
 from limelight.store.meta import boards_repo as repo
-from limelight.store.meta import queries_repo
+from limelight.store.meta import managed_repo, queries_repo
 from limelight.store.meta.boards_models import Board, BoardPanel
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
@@ -124,13 +124,24 @@ def _document(s: Session, board: Board) -> dict[str, Any]:
     return board_document(board, repo.panels_of(s, [board.id])[board.id])
 
 
-def create(meta: MetaDB, tenant: Tenant, data: dict[str, Any], author: str | None) -> str:
-    """The new board's id."""
+def create(
+    meta: MetaDB,
+    tenant: Tenant,
+    data: dict[str, Any],
+    author: str | None,
+    managed_id: str | None = None,
+) -> str:
+    """The new board's id. ``managed_id``: the id a folder of resources gives it, recorded
+    with it (``managed_repo``)."""
+    if managed_id is not None:
+        managed_repo.check_managed_id(managed_id)
     fields = validate(data)
     with meta.session(immediate=True) as s:
         _check_queries(s, tenant, fields)
         board = repo.create_board(s, tenant, fields.name, fields.description, author)
         repo.set_panels(s, board, _panel_values(fields, keep_ids=False), now=board.updated_at)
+        if managed_id is not None:
+            managed_repo.record(s, tenant, "board", managed_id, board.id)
         return board.id
 
 

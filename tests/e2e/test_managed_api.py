@@ -37,17 +37,21 @@ def count(server: LiveServer, key: str, kind: str) -> int:
     return len(r.json()[kind])
 
 
-def test_a_query_and_an_alert_created_with_a_managed_id_are_listed_under_it(
+def test_a_query_an_alert_and_a_board_created_with_a_managed_id_are_listed_under_it(
     server: LiveServer, tenant: Tenant
 ) -> None:
     key = tenant.admin_key
     query_id = create(server, key, "/v1/queries", QUERY, "latency").json()["query"]["id"]
     alert = {"name": "slow", "query_id": query_id, "threshold": {"operation": ">", "value": 1}}
     alert_id = create(server, key, "/v1/alerts", alert, "slow").json()["alert"]["id"]
+    board = {"name": "latency", "panels": [{"query_id": query_id}]}
+    board_id = create(server, key, "/v1/boards", board, "latency").json()["board"]["id"]
     assert managed(server, key) == [
         {"type": "alert", "managed_id": "slow", "id": alert_id},
+        {"type": "board", "managed_id": "latency", "id": board_id},
         {"type": "query", "managed_id": "latency", "id": query_id},
     ]
+    web.request("DELETE", f"{server.url}/v1/boards/{board_id}", headers={"Authorization": key})
     # Deleted by the API: no longer managed (its id is free again).
     web.request("DELETE", f"{server.url}/v1/alerts/{alert_id}", headers={"Authorization": key})
     assert managed(server, key) == [{"type": "query", "managed_id": "latency", "id": query_id}]

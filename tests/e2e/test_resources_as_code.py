@@ -59,7 +59,8 @@ def test_apply_creates_the_folder_and_a_second_apply_changes_nothing(
     assert planned.returncode == 2, planned.stderr
     assert "+ query slow-checkouts" in planned.stdout
     assert "+ alert checkout-too-slow" in planned.stdout
-    assert "Plan: 2 to create, 0 to change, 0 to delete." in planned.stdout
+    assert "+ board checkout" in planned.stdout
+    assert "Plan: 3 to create, 0 to change, 0 to delete." in planned.stdout
 
     applied = cli(server, tenant, "apply", str(EXAMPLE), "--yes")
     assert applied.returncode == 0, applied.stderr
@@ -68,6 +69,11 @@ def test_apply_creates_the_folder_and_a_second_apply_changes_nothing(
     assert query["name"] == "slow checkouts"
     assert alert["query_id"] == query["id"]
     assert alert["threshold"] == {"operation": ">", "value": 2000}
+    [board] = listed(server, tenant, "boards")
+    assert [(p["query_id"], p["visualization"], p["width"]) for p in board["panels"]] == [
+        (query["id"], "bars", 3),
+        (query["id"], "number", 1),
+    ]
     assert f"created query slow-checkouts ({query['id']})" in applied.stdout
     assert "webhook secret" in applied.stdout
 
@@ -78,6 +84,7 @@ def test_apply_creates_the_folder_and_a_second_apply_changes_nothing(
     assert second.returncode == 0 and "No changes" in second.stdout
     assert len(listed(server, tenant, "queries")) == 1
     assert len(listed(server, tenant, "alerts")) == 1
+    assert len(listed(server, tenant, "boards")) == 1
 
 
 def test_a_changed_file_is_planned_as_a_diff_of_that_resource_and_applied(
@@ -120,6 +127,7 @@ def test_prune_deletes_only_what_an_apply_created(
         headers={"Authorization": tenant.admin_key},
     ).json()["query"]["id"]
     (folder / "alerts.yml").unlink()
+    (folder / "boards.yml").unlink()
     (folder / "queries.yml").write_text("queries: {}\n")
 
     kept = cli(server, tenant, "plan", str(folder))
@@ -130,10 +138,12 @@ def test_prune_deletes_only_what_an_apply_created(
     assert planned.returncode == 2
     assert "- alert checkout-too-slow" in planned.stdout
     assert "- query slow-checkouts" in planned.stdout
+    assert "- board checkout" in planned.stdout
     assert by_hand not in planned.stdout
     assert cli(server, tenant, "apply", str(folder), "--prune", "--yes").returncode == 0
     assert [q["id"] for q in listed(server, tenant, "queries")] == [by_hand]
     assert listed(server, tenant, "alerts") == []
+    assert listed(server, tenant, "boards") == []
 
 
 def test_pull_writes_files_that_plan_back_to_no_change(
@@ -155,7 +165,7 @@ def test_pull_writes_files_that_plan_back_to_no_change(
     pulled = tmp_path / "pulled"
     out = cli(server, tenant, "pull", str(pulled))
     assert out.returncode == 0, out.stderr
-    assert sorted(p.name for p in pulled.iterdir()) == ["alerts.yml", "queries.yml"]
+    assert sorted(p.name for p in pulled.iterdir()) == ["alerts.yml", "boards.yml", "queries.yml"]
     text = (pulled / "queries.yml").read_text()
     assert "slow-checkouts:" in text and f"{made}:" in text  # by managed id, else by id
 
@@ -200,6 +210,7 @@ def test_a_file_with_an_error_is_refused_naming_file_line_and_field_and_nothing_
         assert "nothing was changed" in out.stderr
     assert listed(server, tenant, "queries") == []
     assert listed(server, tenant, "alerts") == []
+    assert listed(server, tenant, "boards") == []
 
 
 def test_another_environment_sees_and_prunes_nothing_of_this_one(
@@ -212,6 +223,32 @@ def test_another_environment_sees_and_prunes_nothing_of_this_one(
     out = cli(server, other, "apply", str(empty), "--prune", "--yes")
     assert out.returncode == 0 and "No changes" in out.stdout
     assert len(listed(server, tenant, "queries")) == 1
+
+
+def test_a_baselime_folder_from_its_documentation_is_applied_as_it_is(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    folder = ROOT / "tests" / "fixtures" / "baselime-docs"
+    planned = cli(server, tenant, "plan", str(folder))
+    assert planned.returncode == 2, planned.stderr
+    applied = cli(server, tenant, "apply", str(folder), "--yes")
+    assert applied.returncode == 0, applied.stderr
+    queries = {q["name"] if "name" in q else q["description"][:20]: q for q in
+               listed(server, tenant, "queries")}  # fmt: skip
+    assert len(queries) == 2
+    [alert] = listed(server, tenant, "alerts")
+    assert alert["threshold"] == {"operation": ">", "value": 50}  # {{ threshold }}'s default
+    assert (alert["frequency"], alert["window"]) == ("5m", "15m")
+    assert alert["calculation"] == "AVG(event.duration)"  # the query's first
+    assert alert["destinations"] == [
+        {"type": "slack", "url": "https://hooks.slack.com/services/T000/B000/XXXX"},
+        {"type": "webhook", "url": "https://example.com/alerts"},
+        {"type": "email", "to": ["alerts@example.com", "ops@example.com"]},
+    ]
+    [board] = listed(server, tenant, "boards")
+    assert [p["visualization"] for p in board["panels"]] == ["line", "table"]
+    again = cli(server, tenant, "plan", str(folder))
+    assert again.returncode == 0, again.stdout
 
 
 def test_login_saves_a_profile_for_the_user_alone_that_later_commands_use(
@@ -247,6 +284,7 @@ def test_pruning_a_query_that_something_kept_still_uses_is_refused_before_any_ch
         headers={"Authorization": tenant.admin_key},
     ).json()["alert"]["id"]
     (folder / "alerts.yml").unlink()
+    (folder / "boards.yml").unlink()
     (folder / "queries.yml").write_text("queries: {}\n")
     out = cli(server, tenant, "apply", str(folder), "--prune", "--yes")
     assert out.returncode == 1

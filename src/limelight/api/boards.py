@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from limelight import boards
 from limelight.api.deps import admin_key
-from limelight.api.queries import json_object
+from limelight.api.queries import ManagedId, json_object
 from limelight.auth.api_keys import KeyContext
 from limelight.web.problems import json_response
 from limelight.web.request import runtime_of
@@ -24,10 +24,12 @@ AdminKey = Annotated[KeyContext, Depends(admin_key)]
 
 @router.post("/v1/boards")
 @router.post("/v1/boards/", include_in_schema=False)
-async def create_board(request: Request, key: AdminKey) -> Response:
+async def create_board(request: Request, key: AdminKey, managed_id: ManagedId = None) -> Response:
     rt = runtime_of(request)
     data = await json_object(request, rt, "board")
-    created = await run_in_threadpool(boards.create, rt.meta, key.tenant, data, key.author)
+    created = await run_in_threadpool(
+        boards.create, rt.meta, key.tenant, data, key.author, managed_id
+    )
     return json_response({"board": {"id": created}})
 
 

@@ -352,7 +352,11 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "name. Every `query_id` is a saved query of the key's environment (400 otherwise).",
         "security": ADMIN,
         "requestBody": _body("BoardFields", BOARD),
-        "responses": {**_ok("Created.", {"board": {"id": SAVED_BOARD["id"]}}), **KEYED},
+        "responses": {
+            **_ok("Created.", {"board": {"id": SAVED_BOARD["id"]}}),
+            **KEYED,
+            "409": MANAGED_ID_TAKEN,
+        },
     },
     ("/v1/boards", "get"): {
         "tags": ["boards"],
@@ -496,7 +500,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("/v1/managed", "get"): {
         "tags": ["resources as code"],
         "summary": "The resources `limelight apply` created, by managed id",
-        "description": "Each query and alert created with `managed_id` (the id its folder "
+        "description": "Each query, alert and board created with `managed_id` (the id its folder "
         "gives it), while it exists: `limelight plan` matches a folder's resources by it, "
         "and `--prune` deletes only these.",
         "security": ADMIN,

@@ -1,6 +1,6 @@
 """The resources an ``apply`` created, under the id its folder gives each (``managed_repo``).
 
-A row names one saved query or one alert (the column of its kind) and goes with
+A row names one saved query, alert or board (the column of its kind) and goes with
 it: deleting the resource, by any path, deletes the row (``ON DELETE CASCADE``),
 so a key never names a resource that is gone.
 """
@@ -32,8 +32,11 @@ class ManagedResource(Base):
     alert_id: Mapped[str | None] = mapped_column(
         ForeignKey("alerts.id", ondelete="CASCADE"), nullable=True, unique=True
     )
+    board_id: Mapped[str | None] = mapped_column(
+        ForeignKey("boards.id", ondelete="CASCADE"), nullable=True, unique=True
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     @property
     def resource_id(self) -> str:
-        return self.query_id or self.alert_id or ""
+        return self.query_id or self.alert_id or self.board_id or ""

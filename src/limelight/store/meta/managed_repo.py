@@ -18,7 +18,7 @@ from limelight.errors import BadRequest, Conflict
 from limelight.store.meta.managed_models import ManagedResource
 from limelight.tenant import Tenant
 
-Kind = Literal["query", "alert"]
+Kind = Literal["query", "alert", "board"]
 # A resource's id in a folder (Baselime's rule for them).
 MANAGED_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 

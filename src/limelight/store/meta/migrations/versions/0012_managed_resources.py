@@ -35,6 +35,7 @@ def upgrade() -> None:
         sa.Column("managed_id", sa.String(128), primary_key=True),
         _owner("query_id", "queries", unique=True),
         _owner("alert_id", "alerts", unique=True),
+        _owner("board_id", "boards", unique=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
 
