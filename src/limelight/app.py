@@ -17,6 +17,7 @@ from limelight import metrics
 from limelight.api.alerts import router as alerts_router
 from limelight.api.datasets import router as datasets_router
 from limelight.api.events import create_events_app
+from limelight.api.investigate import router as investigate_router
 from limelight.api.metrics import metrics_route
 from limelight.api.oauth import install_oauth
 from limelight.api.observe import Observe
@@ -124,6 +125,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.include_router(query_runs_router)
     app.include_router(alerts_router)
     app.include_router(datasets_router)
+    app.include_router(investigate_router)
 
     install_openapi(app)
     return app

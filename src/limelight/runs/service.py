@@ -16,9 +16,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
 
 from limelight import metrics
+from limelight.errors import Unavailable
 from limelight.ids import new_id
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run
 from limelight.query.keys import UNKNOWN, StoredTypes
@@ -36,6 +39,7 @@ from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.runs")
+T = TypeVar("T")
 
 # Runs waiting for a worker beyond this many per thread are refused (503), not queued.
 QUEUE_PER_THREAD = 64
@@ -237,3 +241,39 @@ class QueryRunService:
         """
         live = self._live.find(tenant, run_id)
         return 0.0 if live is None else self._live.watch(live, wake)
+
+    # -- answering at once ----------------------------------------------------------------
+
+    def read(self, tenant: Tenant, work: Callable[[float, Executor | None], T]) -> T:
+        """``work(deadline, beside)`` run on a worker in the workspace's turn, as a run is,
+        and its outcome (the investigation APIs answer at once rather than by polling).
+
+        The same admission as a run: counted against the run creations per minute (429),
+        refused when too many wait (503), given up when no worker takes it within
+        the queue's bound; ``deadline`` (on ``time.monotonic``) is the run time limit.
+        """
+        self._limiter.hit(tenant.workspace_id)
+        outcome: Future[T] = Future()
+        start_by = time.monotonic() + self.limits.max_queue_seconds
+
+        def job() -> None:
+            if not outcome.set_running_or_notify_cancel():
+                return  # the caller gave up waiting
+            if time.monotonic() > start_by:
+                outcome.set_exception(
+                    Unavailable(queue_timeout_message(self.limits.max_queue_seconds))
+                )
+                return
+            try:
+                deadline = time.monotonic() + self.limits.max_run_seconds
+                outcome.set_result(work(deadline, self._beside))
+            except BaseException as exc:  # handed to the caller, who raises it
+                outcome.set_exception(exc)
+
+        self._scheduler.submit(tenant.workspace_id, job)
+        wait = self.limits.max_queue_seconds + self.limits.max_run_seconds + 5.0
+        try:
+            return outcome.result(timeout=wait)
+        except FutureTimeout:
+            outcome.cancel()
+            raise Unavailable(timeout_message(self.limits.max_run_seconds)) from None
