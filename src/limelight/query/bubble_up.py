@@ -20,9 +20,10 @@ distributions: half the sum over its values of |selection share - baseline
 share| (a share is that of the side's events holding the value; the values past
 ``TOP_VALUES`` count as one), 0 when both sides look alike, 1 when they share
 no value. A key none of whose values reaches ``MIN_SHARE`` (and ``MIN_COUNT``
-events) on either side (an id) is left out of the answer. The keys come from the paths the events hold (``event_paths``, no
-scan), the system fields ``_dataset``, ``_service`` and ``_namespace`` with them,
-and never the keys the selection is defined by (they differ by definition).
+events) on either side (an id) is left out of the answer. The keys come from the
+paths the events hold (``event_paths``, no scan), the system fields ``_dataset``,
+``_service`` and ``_namespace`` with them, and never the keys the selection is
+defined by (they differ by definition) nor the event's time.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ SYSTEM_KEYS = ("_dataset", "_service", "_namespace")
 # what the heatmap a selection is drawn on already shows.
 LEFT_OUT = frozenset({"timestamp"})
 COLUMNS = ("k", "v", "s", "b", "ks", "kb")
+NO_VALUE = "CAST(NULL, 'Nullable(String)')"
 
 
 def candidate_keys(
@@ -180,11 +182,14 @@ def compile_bubble_up(
     timeframe = Timeframe(request.from_ms, request.to_ms)
     sample = side_sample(len(keys))
     params = Params()
-    pairs = ["[(0, CAST(NULL, 'Nullable(String)'))]"]  # every event: the sides' totals
+    pairs = [f"[(0, {NO_VALUE})]"]  # every event: the sides' totals
     for i, key in enumerate(keys, start=1):
         edges = params.add(bounds[key], "Array(Float64)") if key in bounds else None
-        values = value_sql(stored.expr(key), edges).items_or_missing()
-        pairs.append(f"arrayMap(v -> ({i}, v), {values})")
+        values = value_sql(stored.expr(key), edges)
+        if values.elements is None:  # one value or none: no lambda to run per event
+            pairs.append(f"[({i}, {values.scalar or NO_VALUE})]")
+        else:
+            pairs.append(f"arrayMap(v -> ({i}, v), {values.items_or_missing()})")
     kvs = f"arrayConcat({', '.join(pairs)}) AS kvs"
     sides = []
     for side in (1, 0):

@@ -31,8 +31,10 @@ def _tagged(kind: Kind, sql: str) -> str:
 
 def _bucketed(sql: str, bounds: str) -> str:
     """The bucket of a number among ``bounds`` (ascending): 1 below the first bound, i
-    below the i-th, 0 from the last on (``arrayFirstIndex`` finds none)."""
-    return f"concat('{RANGE_TAG}', toString(arrayFirstIndex(x -> {sql} < x, {bounds})))"
+    below the i-th, 0 from the last on (``arrayFirstIndex`` finds none); NULL without a
+    number (``arrayFirstIndex`` would say 0)."""
+    index = f"toString(arrayFirstIndex(x -> {sql} < x, {bounds}))"
+    return f"if(isNull({sql}), NULL, concat('{RANGE_TAG}', {index}))"
 
 
 @dataclass(frozen=True)
