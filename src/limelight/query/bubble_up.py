@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from limelight.query.bubble_up_spec import BubbleUpRequest, Region
-from limelight.query.keys import StoredTypes, kinds_of_stored
+from limelight.query.keys import SYSTEM_FIELDS, StoredTypes, kinds_of_stored
 from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.scope import Scope
 from limelight.query.spec import QueryFields
@@ -86,7 +86,8 @@ def candidate_keys(
 
 
 def number_keys(keys: Sequence[str], stored: StoredTypes) -> list[str]:
-    return [k for k in keys if "number" in stored.expr(k).scalars and not k.startswith("_")]
+    """The keys whose numbers may be compared by ranges (system fields hold none)."""
+    return [k for k in keys if k not in SYSTEM_FIELDS and "number" in stored.expr(k).scalars]
 
 
 def side_sample(keys: int) -> int:

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from limelight.query.bubble_up import BubbleUpPlan, bubble_up_answer, total_variation
+from limelight.query.bubble_up import (
+    BubbleUpPlan,
+    bubble_up_answer,
+    number_keys,
+    total_variation,
+)
+from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery
 from limelight.query.values import decode
 
@@ -73,3 +79,8 @@ def test_a_side_at_its_bound_is_said_to_be_sampled() -> None:
     rows = [_row(0, None, 3, 1000, 3, 1000)]
     assert bubble_up_answer(_plan(()), rows)["sampled"] is True
     assert bubble_up_answer(_plan(()), [])["selection"] == 0
+
+
+def test_a_key_of_the_events_may_begin_with_an_underscore_and_hold_numbers() -> None:
+    stored = StoredTypes({"_latency": frozenset({"Int64"}), "name": frozenset({"String"})})
+    assert number_keys(["_service", "_latency", "name"], stored) == ["_latency"]
