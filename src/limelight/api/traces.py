@@ -11,19 +11,16 @@ the query run workers and runs within a run's limits (``QueryRunService.read``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, Query
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.deps import admin_key
 from limelight.auth.api_keys import KeyContext
 from limelight.datasets import timeframe
-from limelight.errors import Unavailable
 from limelight.query.plans import Timeframe
 from limelight.query.services import MAX_GROUPS
 from limelight.query.timeframe import granularity_for
@@ -32,6 +29,7 @@ from limelight.runs.spans import check_read, search_traces, service_errors, serv
 from limelight.runtime import Runtime
 from limelight.web.body import read_json
 from limelight.web.problems import json_response
+from limelight.web.reads import read_at_once
 from limelight.web.request import runtime_of
 
 router = APIRouter(tags=["traces"])
@@ -39,22 +37,10 @@ AdminKey = Annotated[KeyContext, Depends(admin_key)]
 UnixMs = Annotated[int | None, Query(ge=0, le=MAX_UNIX_MS, description="unix ms")]
 Dataset = Annotated[str, Query(description="the dataset of spans")]
 T = TypeVar("T")
-# Past its queue and run limits a read has failed on the worker; this bounds the wait
-# for one whose job was dropped (the server stopping).
-SLACK_SECONDS = 5.0
 
 
 async def _answer(rt: Runtime, key: KeyContext, job: Callable[[float], T]) -> T:
-    """``job``'s answer, run on the query run workers in the workspace's turn."""
-    future = await run_in_threadpool(rt.runs.read, key.tenant, job)
-    limits = rt.runs.limits
-    try:
-        return await asyncio.wait_for(
-            asyncio.wrap_future(future),
-            limits.max_queue_seconds + limits.max_run_seconds + SLACK_SECONDS,
-        )
-    except TimeoutError:
-        raise Unavailable("the read did not finish; try again shortly") from None
+    return await read_at_once(rt, key.tenant, job)
 
 
 def _timeframe(rt: Runtime, dataset: str, from_ms: int | None, to_ms: int | None) -> Timeframe:
