@@ -1,4 +1,4 @@
-"""The reads over spans that answer at once (trace search, the service overview) answer
+"""The reads that answer at once (trace search, the service overview, field values) answer
 503 with Retry-After when they cannot: a read that waited past the queue's limit for a
 worker, one past its deadline, one the engine refused."""
 
@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from limelight.errors import StoreError, Unavailable
+from limelight.query.plans import Timeframe
 from limelight.query.traces import TraceSearch
+from limelight.runs.investigate import field_values
 from limelight.runs.limits import RunLimits
 from limelight.runs.service import QueryRunService
 from limelight.runs.spans import search_traces
@@ -117,4 +119,27 @@ def test_a_read_past_its_deadline_or_refused_by_the_engine_answers_503(
     assert "longer than its limit" in _answered(late.value)
     with pytest.raises(Unavailable) as refused:
         search_traces(RefusingStore(engine), tenant, SEARCH, limits, time.monotonic() + 30)
+    _answered(refused.value)
+
+
+def test_field_values_past_their_deadline_or_refused_by_the_engine_answer_503(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    engine = ref.shared_chdb_store(tmp_path_factory)
+    limits = RunLimits.from_settings(Settings(data_dir=tmp_path))
+    tenant = Tenant("ws_span_reads", "env_span_reads")
+    ref.store_events(engine, tenant, "values", [{"timestamp": NOW - 1000, "region": "eu"}])
+    timeframe = Timeframe(NOW - 3_600_000, NOW)
+
+    def values(store: Any, deadline: float) -> Any:
+        return field_values(store, tenant, "values", "region", [], timeframe, 10, limits, deadline)
+
+    assert values(engine, time.monotonic() + 30)["values"] == [
+        {"value": "eu", "count": 1, "share": 1.0}
+    ]
+    with pytest.raises(Unavailable) as late:
+        values(engine, time.monotonic() - 1)
+    assert "longer than its limit" in _answered(late.value)
+    with pytest.raises(Unavailable) as refused:
+        values(RefusingStore(engine), time.monotonic() + 30)
     _answered(refused.value)
