@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,43 +25,13 @@ from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+from tests.held_store import HeldStore
 from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 HOUR = 3_600_000
 FLOOD = 12
 COUNT = validate_fields({"calculations": [{"operator": "COUNT"}]})
-
-
-class HeldStore:
-    """The engine, each statement held until the test lets it through (``release``);
-    records the run of each statement that arrives, named by its timeframe's start."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.table, self.paths_table = store.table, store.paths_table
-        self.runs: dict[int, str] = {}  # a run's from_ms: its name
-        self.arrived: list[str] = []
-        self._changed = threading.Condition()
-        self._passes = threading.Semaphore(0)
-
-    def query(self, sql: str, params: Mapping[str, Any], *rest: Any) -> Any:
-        named = [self.runs[v] for v in params.values() if isinstance(v, int) and v in self.runs]
-        with self._changed:
-            self.arrived.append(named[0] if named else "?")
-            self._changed.notify_all()
-        assert self._passes.acquire(timeout=60), "the test never let the statement through"
-        return self.store.query(sql, params, *rest)
-
-    def wait_arrived(self, count: int, timeout: float = 20) -> list[str]:
-        with self._changed:
-            assert self._changed.wait_for(lambda: len(self.arrived) >= count, timeout), (
-                f"{len(self.arrived)} statements reached the engine, not {count}"
-            )
-            return list(self.arrived)
-
-    def release(self, statements: int) -> None:
-        self._passes.release(statements)
 
 
 def _tenant(meta: MetaDB, name: str) -> Tenant:

@@ -4,7 +4,6 @@ worker, one past its deadline, one the engine refused."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,25 +24,11 @@ from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from limelight.web.problems import error_response
 from tests import query_reference as ref
+from tests.held_store import HeldStore
 from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 SEARCH = TraceSearch.model_validate({"from": NOW - 3_600_000, "to": NOW})
-
-
-class HeldStore:
-    """The engine, each statement held until the test lets it go."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.table, self.paths_table = store.table, store.paths_table
-        self.go = threading.Event()
-        self.holding = threading.Event()
-
-    def query(self, *args: Any) -> Any:
-        self.holding.set()
-        self.go.wait(60)
-        return self.store.query(*args)
 
 
 class RefusingStore:
@@ -93,17 +78,17 @@ def test_a_read_that_waits_past_the_queue_limit_is_refused_with_retry_after(
         busy = runs.read(
             tenant, lambda deadline: search_traces(store, tenant, SEARCH, runs.limits, deadline)
         )
-        assert store.holding.wait(10), "the first read never reached the engine"
+        store.wait_arrived(1)  # the first read holds the only worker
         waiting = runs.read(tenant, lambda deadline: "never run")
         # The worker is held past the queue's limit, then let go: the waiting read
         # starts too late and is refused instead of run.
         time.sleep(0.4)
-        store.go.set()
+        store.open()
         busy.result(30)
         with pytest.raises(Unavailable) as caught:
             waiting.result(30)
     finally:
-        store.go.set()
+        store.open()
         runs.close()
     assert "waited longer than 0.2 s" in _answered(caught.value)
 
