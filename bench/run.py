@@ -40,6 +40,7 @@ SECTIONS = [
     "console",
     "boards",
     "scale",
+    "contention",
 ]
 
 

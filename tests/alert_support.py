@@ -36,12 +36,20 @@ class Received:
         return hmac.compare_digest(self.headers.get("x-limelight-signature", ""), expected)
 
 
+def _open() -> threading.Event:
+    gate = threading.Event()
+    gate.set()
+    return gate
+
+
 @dataclass
 class WebhookReceiver:
-    """Records every POST; ``fail[path] = n`` answers the next n POSTs there with 503."""
+    """Records every POST; ``fail[path] = n`` answers the next n POSTs there with 503;
+    while ``answering`` is clear, a POST is recorded and its answer held until it is set."""
 
     received: list[Received] = field(default_factory=list)
     fail: dict[str, int] = field(default_factory=dict)
+    answering: threading.Event = field(default_factory=_open)
     arrived: threading.Condition = field(default_factory=threading.Condition)
     port: int = 0
 
@@ -73,6 +81,7 @@ def webhook_receiver() -> Iterator[WebhookReceiver]:
                 if failing:
                     receiver.fail[self.path] = failing - 1
                 receiver.arrived.notify_all()
+            receiver.answering.wait(60)
             self.send_response(503 if failing else 200)
             self.send_header("content-length", "2")
             self.end_headers()

@@ -19,6 +19,7 @@ from limelight.api.alerts import router as alerts_router
 from limelight.api.boards import router as boards_router
 from limelight.api.datasets import router as datasets_router
 from limelight.api.events import create_events_app
+from limelight.api.investigate import router as investigate_router
 from limelight.api.managed import router as managed_router
 from limelight.api.metrics import metrics_route
 from limelight.api.oauth import install_oauth
@@ -136,6 +137,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app.include_router(datasets_router)
     app.include_router(traces_router)
     app.include_router(boards_router)
+    app.include_router(investigate_router)
     app.include_router(managed_router)
 
     install_openapi(app)

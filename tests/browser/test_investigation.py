@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from urllib.parse import parse_qs, urlparse
 
@@ -60,3 +61,56 @@ def test_a_drag_across_a_count_chart_zooms_the_page_to_that_range(console: Conso
     # The query's fields stayed: a zoom changes the timeframe alone.
     assert params["co"] == ["COUNT"] and params["g"] == ["_service"]
     console.shot("zoomed-count-chart")
+
+
+def test_a_heatmap_region_of_slow_requests_bubbles_up_its_cause_into_a_filter(
+    console: Console,
+) -> None:
+    """Among 2,000 requests the slow ones (500-1,000 ms) are those of eu-west-2 on the
+    free plan: selecting them on the heatmap names region and plan, and a click on the
+    top value filters the query to it."""
+    now = int(time.time() * 1000)
+    rng = random.Random(7)
+    events = []
+    for _ in range(2000):
+        region = rng.choice(["eu-west-1", "eu-west-2", "us-east-1", "ap-south-1"])
+        plan = rng.choice(["free", "pro", "team"])
+        slow = region == "eu-west-2" and plan == "free"
+        events.append(
+            {
+                "timestamp": now - rng.randrange(1, 50) * MINUTE,
+                "duration": rng.uniform(500, 1000) if slow else rng.uniform(5, 100),
+                "region": region,
+                "plan": plan,
+                "browser": rng.choice(["firefox", "chrome", "safari"]),
+                "route": rng.choice(["/cart", "/pay", "/search", "/home"]),
+            }
+        )
+    assert console.server.send(console.tenant.ingest_key, "reqs", events).status_code == 202
+    page = console.page
+    console.open(f"{console.base}/query?nt=dataset&nv=reqs&co=HEATMAP&ck=duration&range=1h")
+    chart = page.locator("#series-chart")
+    expect(chart).to_have_attribute("data-chart", "heatmap")
+    rows = int(chart.get_attribute("data-heatmap-rows") or 0)
+    assert rows > 10
+
+    # The slow requests are the top rows: a drag across the whole hour over the top tenth.
+    drag(console, "#series-chart", (0.01, 0.01), (0.99, 0.1))
+
+    bubble = page.locator("[data-bubble-card]")
+    expect(bubble).to_be_visible()
+    dimensions = bubble.locator("li.dimension")
+    expect(dimensions.first).to_be_visible()
+    keys = [dimensions.nth(i).get_attribute("data-key") for i in range(2)]
+    assert sorted(keys) == ["plan", "region"], keys
+    top = {"region": "eu-west-2", "plan": "free"}
+    first = dimensions.first.locator("a[data-filter]").first
+    expect(first).to_have_text(top[str(keys[0])])
+    expect(bubble.locator("[data-bubble-note]")).to_contain_text("selected events")
+    console.shot("bubble-up", readme=True)
+
+    first.click()
+    page.wait_for_url(lambda url: "fk=" in url)
+    params = parse_qs(urlparse(page.url).query)
+    assert (params["fk"], params["fo"], params["fv"]) == ([keys[0]], ["="], [top[str(keys[0])]])
+    expect(chart).to_have_attribute("data-chart", "heatmap")

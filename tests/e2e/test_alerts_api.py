@@ -3,7 +3,6 @@ and SMTP server get the notifications, and the Queries API keeps what alerts wat
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +13,14 @@ import httpx
 import pytest
 
 from tests import web
-from tests.alert_support import Mailbox, WebhookReceiver, smtp_server, webhook_receiver
+from tests.alert_support import (
+    Mailbox,
+    SilentDestination,
+    WebhookReceiver,
+    silent_destination,
+    smtp_server,
+    webhook_receiver,
+)
 from tests.e2e import test_metrics as metrics
 from tests.support import LiveServer, Tenant, launch, within_one_window
 
@@ -503,29 +509,14 @@ def test_the_command_line_prints_names_and_event_values_as_text(
 
 
 @pytest.fixture()
-def silent_destination() -> Iterator[str]:
-    """A URL whose server accepts connections and never answers."""
-    listener = socket.create_server(("127.0.0.1", 0), backlog=128)
-    held: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                return
-
-    threading.Thread(target=accept, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
-    finally:
-        listener.close()
-        for conn in held:
-            conn.close()
+def silent() -> Iterator[SilentDestination]:
+    """A destination that accepts connections and never answers."""
+    with silent_destination() as destination:
+        yield destination
 
 
 def test_test_notifications_to_a_silent_destination_hold_up_no_one_else(
-    alerting_server: LiveServer, silent_destination: str
+    alerting_server: LiveServer, silent: SilentDestination
 ) -> None:
     """Each test notification waits up to 3 x 10 s on a destination that never answers:
     while it waits it holds none of the server's worker threads, which every tenant's
@@ -540,7 +531,7 @@ def test_test_notifications_to_a_silent_destination_hold_up_no_one_else(
             "query_id": _query(api),
             "threshold": {"operation": ">", "value": 1},
             "enabled": False,
-            "destinations": [{"type": "webhook", "url": silent_destination}],
+            "destinations": [{"type": "webhook", "url": silent.url()}],
         },
     ).json()["alert"]["id"]
     answers: list[int] = []
@@ -555,11 +546,11 @@ def test_test_notifications_to_a_silent_destination_hold_up_no_one_else(
     within_one_window(10)
     for _ in range(60):
         threading.Thread(target=test_it, daemon=True).start()
-    time.sleep(2)  # the tests are waiting on the destination
+    assert silent.wait_for(10, timeout=30) == 10  # 10 tests are waiting on the destination
     other = Api(server, theirs.admin_key)
-    started = time.monotonic()
     assert other.client.get("/v1/alerts").status_code == 200
-    assert time.monotonic() - started < 10  # held up: until the tests end, 30 s
+    # Answered while those 10 still wait: none of them has an answer yet.
+    assert [a for a in answers if a != 429] == []
     deadline = time.monotonic() + 10
     while answers.count(429) < 50 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -1,6 +1,7 @@
 """A destination that answers slowly, or never, holds its own delivery for at most the
 timeout of each try, and not the other destinations (nor any check: notifications are
-sent apart from the checks, test_alert_deliveries.py)."""
+sent apart from the checks, test_alert_deliveries.py), nor lets a second evaluator
+check or notify the alert again."""
 
 from __future__ import annotations
 
@@ -9,16 +10,26 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
 from limelight.alerts.evaluator import Evaluator
 from limelight.alerts.notify import TRIES, CheckFacts, Delivery, Notifier, SmtpSettings
+from limelight.alerts.service import AlertService
 from limelight.settings import Settings
+from limelight.store.meta import queries_repo, repos
+from limelight.store.meta.alerts_models import AlertCheck
 from limelight.store.meta.db import MetaDB
+from limelight.store.meta.models import utcnow
+from limelight.tenant import Tenant
+from tests import query_reference as ref
+from tests.alert_support import webhook_receiver
+from tests.support import migrated_sqlite
 
 TIMEOUT = 0.5
 FACTS = CheckFacts(
@@ -124,12 +135,66 @@ def test_twenty_hanging_destinations_take_as_long_as_one() -> None:
     assert took < TRIES * TIMEOUT + 5  # one after the other: 30 s
 
 
-def test_the_lease_outlasts_the_checks_claimed_with_it(tmp_path: Path) -> None:
-    """A tick claims 4 alerts per thread at once; the last of them starts after three
-    others, each with its 3 statements at their time limits. Notifications are sent
-    once a check is recorded, outside its lease."""
-    meta = MetaDB(f"sqlite:///{tmp_path / 'meta.db'}")  # not opened
-    for seconds in (10.0, 120.0):
-        settings = Settings(data_dir=tmp_path, query_max_run_seconds=seconds)
-        evaluator = Evaluator(settings, meta, events=None)  # type: ignore[arg-type]
-        assert evaluator.lease.total_seconds() >= 4 * 3 * seconds
+def _alert(meta: MetaDB, settings: Settings, hook: str) -> tuple[Tenant, str]:
+    """An alert checked every hour, in alarm at once (a COUNT is never below 0)."""
+    with meta.session(immediate=True) as s:
+        ws = repos.create_workspace(s, "slow-destination")
+        tenant = Tenant(ws.id, repos.create_environment(s, ws, "prod", redact=False).id)
+        query_id = queries_repo.create_query(
+            s, tenant, {"calculations": [{"operator": "COUNT"}]}, "u"
+        ).id
+    body = {
+        "name": "n",
+        "query_id": query_id,
+        "frequency": "1h",
+        "threshold": {"operation": ">", "value": -1},
+        "destinations": [{"type": "webhook", "url": hook}],
+    }
+    return tenant, str(AlertService(settings, meta).create(tenant, body, "u")["id"])
+
+
+def test_a_slow_destination_lets_no_second_evaluator_check_or_notify_again(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Two evaluators on one metadata database. While the first one's notification waits
+    on its destination, the clock moves on 59 minutes, past any lease: the second finds
+    nothing due. At the next due time the alert is checked once more, still in alarm,
+    and nobody is notified again."""
+    meta = migrated_sqlite(tmp_path / "meta.db")
+    settings = Settings(data_dir=tmp_path, destination_allow_networks="127.0.0.0/8")
+    store = ref.shared_chdb_store(tmp_path_factory)
+    due = utcnow() + timedelta(seconds=1)
+    clock = [due]
+    first, second = (
+        Evaluator(settings, meta, store, clock=lambda: clock[0], owner=owner)
+        for owner in ("first", "second")
+    )
+    try:
+        with webhook_receiver() as hooks:
+            tenant, alert_id = _alert(meta, settings, hooks.url("/slow"))
+            hooks.answering.clear()
+            ticking = threading.Thread(target=first.tick)
+            ticking.start()
+            assert len(hooks.wait_for("/slow", 1, timeout=20)) == 1  # waiting for its answer
+            clock[0] = due + timedelta(minutes=59)
+            assert second.tick() == []
+            hooks.answering.set()
+            ticking.join(20)
+            assert first.deliveries.wait_idle(20), "the notification's outcome is not recorded"
+            clock[0] = due + timedelta(hours=1)
+            [again] = second.tick()
+            assert first.tick() == []
+            sent = hooks.on("/slow")
+    finally:
+        first.close(grace=0)
+        second.close(grace=0)
+    assert (again.alert_id, again.state.value, again.notification) == (alert_id, "ALARM", None)
+    assert [r.json()["notification"] for r in sent] == ["firing"]
+    with meta.session() as s:
+        checks = s.scalars(
+            select(AlertCheck).where(AlertCheck.alert_id == alert_id).order_by(AlertCheck.time)
+        ).all()
+        found = [(c.time, c.state, [n["pending"] for n in c.notifications]) for c in checks]
+    meta.dispose()
+    # One check per due time; the first one's notification recorded as sent, once.
+    assert found == [(due, "ALARM", [False]), (due + timedelta(hours=1), "ALARM", [])]

@@ -22,7 +22,7 @@ from limelight.alerts.service import AlertService, destination_policy, smtp_sett
 from limelight.auth.sealing import Sealer
 from limelight.errors import BadRequest, StoreError
 from limelight.settings import Settings
-from limelight.store.meta import queries_repo, repos
+from limelight.store.meta import alerts_repo, queries_repo, repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.tenant import Tenant
@@ -140,9 +140,14 @@ def test_the_history_keeps_a_destinations_url_sealed(world: World) -> None:
 def test_firing_then_resolved_with_the_groups_and_the_history(world: World) -> None:
     world.send(_slow(world, "checkout", 900) + _slow(world, "search", 100))
     created = world.create()
+    with world.meta.session() as s:
+        due = alerts_repo.find_alert(s, created["id"]).next_check_at
+    assert due is not None
     world.at(1)
     [report] = world.tick()
-    assert report.notification == "firing" and report.lag_seconds < 15
+    # Checked at the clock's time, from the due time its creation set.
+    assert report.notification == "firing"
+    assert report.lag_seconds == (world.clock[0] - due).total_seconds()
 
     [firing] = world.hooks.on("/hook")
     assert firing.signed_by(created["webhook_secret"])

@@ -1,8 +1,9 @@
 """Workspaces share the query workers fairly, and a run's time limit counts from its start.
 
-One workspace floods heavy runs (regex needles over 300,000 events); another
-workspace's light run must still answer within a second, as it would on an idle
-server, while a third floods tiny ingests.
+The engine is held: each statement waits until the test lets it go, so what is
+asserted (the order in which runs reach the engine, which bound a run failed) does
+not depend on how fast the machine is. ``bench/contention.py`` times a light run
+beside a flood of heavy ones.
 """
 
 from __future__ import annotations
@@ -10,51 +11,27 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from limelight.query.spec import validate_fields
 from limelight.runs import RunRequest
 from limelight.runs.service import QueryRunService
 from limelight.settings import Settings
-from limelight.store.events.base import JSON_PARSE_SETTINGS, settings_clause
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+from tests.held_store import HeldStore
 from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 HOUR = 3_600_000
-HEAVY_EVENTS = 300_000
-
-# Grouping 300,000 distinct messages with exact medians: about 0.05 s of both cores.
-HEAVY = validate_fields(
-    {
-        "group_bys": [{"key": "message"}],
-        "calculations": [
-            {"operator": "MEDIAN", "key": "n"},
-            {"operator": "COUNT_DISTINCT", "key": "n"},
-        ],
-        "limit": 10,
-    }
-)
-HEAVY_RUNS = 12
-LIGHT = validate_fields({"calculations": [{"operator": "COUNT"}]})
-
-FILL = (
-    "INSERT INTO {table} (workspace_id, environment_id, dataset, service, namespace,"
-    " timestamp, id, raw) SETTINGS "
-    + settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS})
-    + " SELECT {{ws:String}}, {{env:String}}, 'heavy', 'svc', 'default',"
-    " fromUnixTimestamp64Milli(toInt64({{start:Int64}} + number * 10)), toString(number),"
-    ' concat(\'{{"message":"slow request \', toString(number),'
-    " '\",\"n\":', toString(number), '}}')"
-    " FROM numbers({{rows:UInt64}})"
-)
+FLOOD = 12
+COUNT = validate_fields({"calculations": [{"operator": "COUNT"}]})
 
 
 def _tenant(meta: MetaDB, name: str) -> Tenant:
@@ -69,18 +46,9 @@ def tenants(
 ) -> Iterator[tuple[MetaDB, Any, dict[str, Tenant]]]:
     meta = migrated_sqlite(tmp_path_factory.mktemp("fair") / "meta.db")
     store = ref.shared_chdb_store(tmp_path_factory)
-    found = {name: _tenant(meta, name) for name in ("heavy", "light", "ingest")}
-    heavy = found["heavy"]
-    store.command(
-        FILL.format(table=store.table),
-        {
-            "ws": heavy.workspace_id,
-            "env": heavy.environment_id,
-            "start": NOW - HOUR,
-            "rows": HEAVY_EVENTS,
-        },
-    )
-    ref.store_events(store, found["light"], "light", [{"timestamp": NOW - 1000, "n": 1}] * 10)
+    found = {name: _tenant(meta, name) for name in ("flooding", "light")}
+    for tenant in found.values():
+        ref.store_events(store, tenant, "fair", [{"timestamp": NOW - 1000, "n": 1}] * 10)
     yield meta, store, found
     meta.dispose()
 
@@ -98,91 +66,87 @@ def _finish(runs: QueryRunService, tenant: Tenant, run_id: str, timeout: float =
     return runs.get(tenant, run_id)
 
 
-def _request(fields: Any) -> RunRequest:
-    return RunRequest(fields, from_ms=NOW - HOUR, to_ms=NOW)
+def _create(runs: QueryRunService, store: HeldStore, tenant: Tenant, name: str) -> str:
+    """A COUNT run named ``name`` at the engine (its own timeframe tells it apart)."""
+    from_ms = NOW - HOUR + len(store.runs)
+    store.runs[from_ms] = name
+    return str(runs.create(tenant, RunRequest(COUNT, from_ms=from_ms, to_ms=NOW)).run["id"])
 
 
-def test_a_light_run_is_not_queued_behind_a_flood_of_heavy_runs(
+def test_another_workspaces_run_is_not_queued_behind_a_flood_of_runs(
     tenants: Any, tmp_path: Path
 ) -> None:
+    """One worker; a workspace's run holds it and 12 more of its runs wait, then another
+    workspace's run is created. The workers serve the workspaces with runs waiting in
+    turns: the flooding workspace's turn comes first (its runs waited first), then the
+    other's, so the light run reaches the engine after one of the 12, not after all of
+    them as first come, first served would have it."""
     meta, store, found = tenants
-    runs = _service(tmp_path, meta, store, query_runs_per_minute=10_000)
-    heavy, light = found["heavy"], found["light"]
-    stop = threading.Event()
-
-    def flood_ingest() -> None:  # a third workspace sending tiny batches without pause
-        while not stop.is_set():
-            ref.store_events(store, found["ingest"], "tiny", [{"n": 1}])
-
+    held = HeldStore(store)
+    runs = _service(tmp_path, meta, held, query_threads=1, query_runs_per_minute=10_000)
+    flooding, light = found["flooding"], found["light"]
     try:
-        one_heavy = time.perf_counter()
-        _finish(runs, heavy, runs.create(heavy, _request(HEAVY)).run["id"])
-        one_heavy = time.perf_counter() - one_heavy
-        with ThreadPoolExecutor(2) as ingest:
-            for _ in range(2):
-                ingest.submit(flood_ingest)
-            heavy_ids = [runs.create(heavy, _request(HEAVY)).run["id"] for _ in range(HEAVY_RUNS)]
-            waits = []
-            for _ in range(5):
-                started = time.perf_counter()
-                view = _finish(runs, light, runs.create(light, _request(LIGHT)).run["id"])
-                waits.append(time.perf_counter() - started)
-                assert view.run["status"] == "COMPLETED"
-            stop.set()
-        statuses = {_finish(runs, heavy, run_id).run["status"] for run_id in heavy_ids}
+        ids = [_create(runs, held, flooding, "A1")]
+        assert held.wait_arrived(1) == ["A1"]  # it holds the one worker
+        ids += [_create(runs, held, flooding, f"A{n}") for n in range(2, FLOOD + 2)]
+        light_id = _create(runs, held, light, "B")
+        held.release(FLOOD + 2)
+        flood = [_finish(runs, flooding, run_id).run["status"] for run_id in ids]
+        lit = _finish(runs, light, light_id)
     finally:
-        stop.set()
+        held.release(100)
         runs.close()
-    print(f"fairness: one heavy run alone {one_heavy:.2f} s; light runs beside the flood {waits}")
-    # First come, first served, it would have waited for every heavy run queued before it
-    # (each takes both cores alone, so running them side by side saves nothing).
-    assert one_heavy * HEAVY_RUNS > 1.5, "the heavy runs are too light to show anything"
-    # Within a second, or a quarter of that wait where the machine is so slow (or so
-    # busy with the suite's other processes) that the heavy runs alone take over 4 s.
-    assert max(waits) < max(1.0, one_heavy * HEAVY_RUNS / 4)
-    assert statuses == {"COMPLETED"}
-
-
-class SlowStore:
-    """The engine, each statement taking a fixed extra time: run times that do not
-    depend on how busy the machine is."""
-
-    def __init__(self, store: Any, seconds: float) -> None:
-        self.store, self.seconds = store, seconds
-        self.table, self.paths_table = store.table, store.paths_table
-
-    def query(self, *args: Any) -> Any:
-        time.sleep(self.seconds)
-        return self.store.query(*args)
+    assert held.arrived == ["A1", "A2", "B", *(f"A{n}" for n in range(3, FLOOD + 2))]
+    assert lit.run["status"] == "COMPLETED"
+    assert orjson.loads(lit.data)["aggregates"][0]["values"]["COUNT"] == 10
+    assert flood == ["COMPLETED"] * (FLOOD + 1)
 
 
 def test_the_time_limit_counts_from_the_start_and_the_queue_has_its_own_bound(
     tenants: Any, tmp_path: Path
 ) -> None:
+    """One worker, held by a run while the next waits: past the run time limit (2 s),
+    it still runs and completes; past the queue's own bound (4 s), it fails for that
+    without reaching the engine."""
     meta, store, found = tenants
     light = found["light"]
-    # Each run takes this long; run k waits (k - 1) steps for the one worker. A second
-    # leaves room for a machine busy with the rest of the suite: the fourth run starts
-    # within the queue bound as long as each run's own work (its statement and its
-    # record) takes under 0.83 s; half-second steps left it 0.42 s.
-    step = 1.0
+    held = HeldStore(store)
     runs = _service(
         tmp_path,
         meta,
-        SlowStore(store, step),
+        held,
         query_threads=1,
         query_runs_per_minute=10_000,
-        # Wide margins: a busy machine adds its own time to every step.
-        query_max_run_seconds=2.5 * step,  # the fourth run waits 3 steps, and completes
-        query_max_queue_seconds=5.5 * step,  # the last three wait 9 to 11 steps, and fail
+        query_max_run_seconds=2,
+        query_max_queue_seconds=4,
     )
     try:
-        ids = [runs.create(light, _request(LIGHT)).run["id"] for _ in range(12)]
-        views = [_finish(runs, light, run_id) for run_id in ids]
+        views = {}
+        for holding, waiting, wait in (("R1", "R2", 2.3), ("R3", "R4", 4.3)):
+            arrived = len(held.arrived)
+            ids = {holding: _create(runs, held, light, holding)}
+            held.wait_arrived(arrived + 1)  # it holds the worker
+            ids[waiting] = _create(runs, held, light, waiting)
+            created = time.monotonic()
+            time.sleep(max(0.0, created + wait - time.monotonic()))  # what it waits for
+            held.release(2)
+            views |= {name: _finish(runs, light, run_id).run for name, run_id in ids.items()}
     finally:
+        held.release(100)
         runs.close()
-    statuses = [v.run["status"] for v in views]
-    assert statuses[:4] == ["COMPLETED"] * 4, statuses
-    assert statuses[-3:] == ["FAILED"] * 3, statuses
-    assert all(f"waited longer than {5.5 * step:g} s" in v.run["error"] for v in views[-3:])
-    assert all("took longer" not in (v.run.get("error") or "") for v in views)
+    outcomes = {name: (v["status"], v.get("error")) for name, v in views.items()}
+    took_longer = (
+        "FAILED",
+        "the query run took longer than its limit of 2 s; narrow the timeframe or add filters",
+    )
+    assert outcomes == {
+        "R1": took_longer,  # held past its own limit
+        "R2": ("COMPLETED", None),  # waited 2.3 s, longer than a run may take
+        "R3": took_longer,
+        "R4": (
+            "FAILED",
+            "the query run waited longer than 4 s for a free worker (the server is busy);"
+            " try again shortly",
+        ),
+    }
+    assert held.arrived == ["R1", "R2", "R3"]  # R4 never reached the engine

@@ -3,10 +3,8 @@ in /metrics by the reason it was refused."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
@@ -22,25 +20,12 @@ from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from limelight.web.problems import error_response
 from tests import query_reference as ref
+from tests.held_store import HeldStore
 from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 COUNT = validate_fields({"calculations": [{"operator": "COUNT"}]})
 REFUSED = "limelight_query_runs_refused_total"
-
-
-class HeldStore:
-    """The engine, each statement held until the test lets it go: the workers stay busy
-    for as long as the test fills the queue, whatever the machine's speed."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.table, self.paths_table = store.table, store.paths_table
-        self.go = threading.Event()
-
-    def query(self, *args: Any) -> Any:
-        self.go.wait(60)
-        return self.store.query(*args)
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +86,7 @@ def test_a_full_run_queue_refuses_with_retry_after_and_counts_each_reason(
         assert full.reason == "too many query runs are waiting; try again shortly"
         assert _refused("queue_full") == before["queue_full"] + 1
     finally:
-        store.go.set()
+        store.open()
         runs.close()
     stopping = _refused("stopping")
     closed = _refusal(runs, tenants[2])

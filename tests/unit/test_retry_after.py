@@ -44,12 +44,19 @@ PROVOKED = {
     ("runs/spans.py", "Unavailable"): (
         3,
         "tests/integration/test_span_reads_unavailable_chdb.py::test_a_read_past_its_deadline_"
-        "or_refused_by_the_engine_answers_503 (the deadline, the types' lookup, the statement)",
+        "or_refused_by_the_engine_answers_503 (the deadline, the engine refusing the types' "
+        "lookup; a refused statement goes through the same store_failure_message)",
     ),
-    ("api/traces.py", "Unavailable"): (
+    ("runs/waiting.py", "Unavailable"): (
         1,
         "a read whose job was dropped (the server stopping): an Unavailable, whose Retry-After "
         "test_every_unavailable_says_when_to_retry pins",
+    ),
+    ("runs/investigate.py", "Unavailable"): (
+        3,
+        "tests/integration/test_span_reads_unavailable_chdb.py::test_field_values_past_their_"
+        "deadline_or_refused_by_the_engine_answer_503 (the deadline, the engine refusing the "
+        "types' lookup; a refused statement goes through the same store_failure_message)",
     ),
     ("api/otel.py", "503"): (1, "the gRPC code of a 503 (GRPC_CODES), not an answer"),
     ("errors.py", "503"): (1, "Unavailable.status: test_every_unavailable_says_when_to_retry"),

@@ -722,6 +722,86 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
             **KEYED,
         },  # fmt: skip
     },
+    ("/v1/datasets/{name}/keys/{key}/values", "get"): {
+        "tags": ["investigate"],
+        "summary": "The most frequent values of a key",
+        "description": "Among the dataset's events in `[from, to)` (unix ms; `to` defaults to "
+        "now, `from` to 24 hours before it) that match `filters` (a JSON-encoded array of "
+        "`{key, operation, value}`, as in queries, e.g. "
+        '`[{"key":"duration","operation":">","value":100}]`): the top `limit` '
+        "(1-100, default 10) "
+        "values of the key with their count and share of the events holding it, the number "
+        "of distinct values, and how many events hold the key. An array counts as each of "
+        "its elements. At most the newest 1,000,000 events holding the key are read: "
+        "`sampled` says the timeframe held that many or more.",
+        "security": ADMIN,
+        "responses": {
+            **_ok(
+                "The values, most frequent first.",
+                {
+                    "key": "http.status",
+                    "values": [
+                        {"value": 200, "count": 9120, "share": 0.912},
+                        {"value": 500, "count": 880, "share": 0.088},
+                    ],
+                    "distinct": 2,
+                    "events": 10000,
+                    "sampled": False,
+                },
+            ),
+            **FOUND,
+            "429": _error("Too many runs this minute; see `Retry-After`."),
+            "503": _error("Over the run's time or memory limit, or the server is busy."),
+        },  # fmt: skip
+    },
+    ("/v1/bubble_up", "post"): {
+        "tags": ["investigate"],
+        "summary": "What sets a selection of a query's events apart (BubbleUp)",
+        "description": "The query's `namespaces`, `filters`, `filter_combination` and "
+        '`needle` over `[from, to)`; the `selection` is `{"filters": [...]}` or a '
+        "heatmap region `{from, to, key, min, max}` (both ends of the number included), the "
+        "baseline every other event of the query. For each key the events hold (system "
+        "fields included, the selection's keys left out), the share of each side holding "
+        "its most common values (numbers with many values as decile ranges "
+        "`{from, to}`, a missing key as null); keys ranked by `score`, the total variation "
+        "distance of the two distributions (0: alike, 1: no value in common). Each side "
+        "reads at most its newest events (1,000,000 over 25 keys, fewer over more keys): "
+        "`sampled` says a side reached that bound.",
+        "security": ADMIN,
+        "requestBody": _body(
+            {"type": "object", "required": ["from", "to", "selection"]},
+            {
+                "namespaces": [{"type": "dataset", "value": "requests"}],
+                "from": 1763683200000,
+                "to": 1763686800000,
+                "selection": {"filters": [{"key": "duration", "operation": ">", "value": 870}]},
+            },
+        ),
+        "responses": {
+            **_ok(
+                "Keys, most different first.",
+                {
+                    "selection": 3000,
+                    "baseline": 97000,
+                    "sampled": False,
+                    "keys_left_out": 0,
+                    "dimensions": [
+                        {
+                            "key": "region",
+                            "score": 0.83,
+                            "values": [
+                                {"value": "eu-west-2", "selection": 1.0, "baseline": 0.17},
+                                {"value": "us-east-1", "selection": 0.0, "baseline": 0.17},
+                            ],
+                        }
+                    ],
+                },
+            ),
+            **KEYED,
+            "429": _error("Too many runs this minute; see `Retry-After`."),
+            "503": _error("Over the run's time or memory limit, or the server is busy."),
+        },  # fmt: skip
+    },
     ("/oauth/authorize", "get"): {
         "tags": ["oauth"],
         "summary": "The consent page an integration sends a developer to",

@@ -35,9 +35,11 @@ from limelight.console.session import check_csrf, form_fields, form_pairs
 from limelight.console.timeframe import PRESETS, Window, window_of
 from limelight.datasets import SYSTEM_KEYS
 from limelight.errors import BadRequest, ExposedError
+from limelight.query.bubble_up_spec import QUERY_FIELDS, validate_bubble_up
 from limelight.query.spec import QueryFields, fields_to_json, validate_fields
 from limelight.runs import RunView
-from limelight.runs.waiting import current, settled
+from limelight.runs.investigate import bubble_up
+from limelight.runs.waiting import current, read_answer, settled
 from limelight.times import parse_duration
 from limelight.web.access import note_error
 from limelight.web.request import runtime_of
@@ -152,6 +154,50 @@ async def run_query(request: Request, here: Here) -> Response:
         rt, here.tenant, fields, window, granularity=_granularity(single.get("gran", ""))
     )
     return _run_json(await settled(rt.runs, here.tenant, view, RUN_WAIT_SECONDS))
+
+
+# The region of a heatmap that BubbleUp compares with the rest, as the builder's script
+# sends it: (form field, the API's selection field).
+REGION_FIELDS = (("sf", "from"), ("st", "to"), ("smin", "min"), ("smax", "max"))
+
+
+def _region(single: dict[str, str]) -> dict[str, Any]:
+    """The selection of ``POST /v1/bubble_up`` from the form's region fields."""
+    region: dict[str, Any] = {"key": single.get("sk", "")}
+    for field, name in REGION_FIELDS:
+        try:
+            number = float(single.get(field, ""))
+        except ValueError:
+            raise BadRequest(
+                "the selected region is not valid",
+                errors=[{"field": f"selection.{name}", "message": "must be a number"}],
+            ) from None
+        region[name] = int(number) if name in ("from", "to") else number
+    return region
+
+
+@router.post("/env/{environment_id}/query/bubble_up")
+async def bubble_up_region(request: Request, here: Here) -> Response:
+    """What sets the events of a region of the builder's heatmap apart from the query's
+    other events: the query and timeframe of the builder's address, the region of the
+    form; answered as ``POST /v1/bubble_up`` answers."""
+    check_csrf(request, here.user, {})
+    rt = runtime_of(request)
+    pairs = await form_pairs(request)
+    single = dict(pairs)
+    raw = fields_from_params(_query_pairs(pairs))
+    window = window_of(single)
+    body = {name: raw[name] for name in QUERY_FIELDS if name in raw}
+    body |= {"from": window.from_ms, "to": window.to_ms, "selection": _region(single)}
+    asked = validate_bubble_up(orjson.dumps(body))
+
+    def compare(deadline: float) -> dict[str, Any]:
+        return bubble_up(rt.events, here.tenant, asked, rt.runs.limits, deadline)
+
+    answer = await read_answer(rt.runs, here.tenant, compare)
+    return Response(
+        orjson.dumps(answer), media_type="application/json", headers={"Cache-Control": "no-store"}
+    )
 
 
 @router.get("/env/{environment_id}/query/runs/{run_id}")

@@ -94,3 +94,21 @@ def datasets_statement(scope: Scope, paths_table: str) -> CompiledQuery:
     cond = scope.where(params, lambda _: ["dataset != ''"])
     sql = scope.select("DISTINCT dataset", paths_table, cond, " ORDER BY dataset")
     return CompiledQuery(sql, params.values, ("dataset",))
+
+
+def datasets_paths_statement(
+    scope: Scope, paths_table: str, datasets: Sequence[str], most: int
+) -> CompiledQuery:
+    """Each JSON path of the events of ``datasets`` (of every dataset when empty) with the
+    types it is stored as, by name, at most ``most``."""
+    params = Params()
+
+    def of_datasets(p: Params) -> list[str]:
+        if not datasets:
+            return []
+        return [f"dataset IN ({', '.join(p.add(d, 'String') for d in datasets)})"]
+
+    cond = scope.where(params, of_datasets)
+    tail = f" GROUP BY path ORDER BY path LIMIT {params.add(most, 'UInt32')}"
+    sql = scope.select("path, groupUniqArray(type) AS types", paths_table, cond, tail)
+    return CompiledQuery(sql, params.values, ("path", "types"))

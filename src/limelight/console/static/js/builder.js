@@ -135,12 +135,51 @@ function drawChart(data, name) {
 
 const bubbleCard = document.querySelector("[data-bubble-card]");
 
-function filterLink(key, operation, value) {
+// A filter value as the form writes it (query_form.format_value): a string that would
+// read as JSON ("200", "true") is quoted, so it stays a string.
+function formValue(value) {
+  if (value == null) return "";
+  if (typeof value !== "string") return JSON.stringify(value);
+  try {
+    JSON.parse(value);
+  } catch {
+    return value;
+  }
+  return JSON.stringify(value);
+}
+
+// The builder's address with filters added: [[operation, value], ...] on one key.
+function filterLink(key, conditions) {
   const url = new URL(location.href);
-  url.searchParams.append("fk", key);
-  url.searchParams.append("fo", operation);
-  url.searchParams.append("fv", typeof value === "string" ? value : JSON.stringify(value));
+  for (const [operation, value] of conditions) {
+    url.searchParams.append("fk", key);
+    url.searchParams.append("fo", operation);
+    url.searchParams.append("fv", formValue(value));
+  }
   return url.toString();
+}
+
+// A value of a BubbleUp dimension: a string, number or boolean, a number's range
+// {from, to} (either open), or null for "the key is missing"; as text and as filters.
+function valueText(value) {
+  if (value == null) return `${MISSING} (missing)`;
+  if (typeof value === "object") {
+    const low = value.from == null ? "" : formatNumber(value.from);
+    const high = value.to == null ? "" : formatNumber(value.to);
+    return low && high ? `${low} – ${high}` : low ? `≥ ${low}` : `< ${high}`;
+  }
+  return typeof value === "number" ? formatNumber(value) : String(value);
+}
+
+function valueFilters(value) {
+  if (value == null) return [["DOES_NOT_EXIST", null]];
+  if (typeof value === "object") {
+    const out = [];
+    if (value.from != null) out.push([">=", value.from]);
+    if (value.to != null) out.push(["<", value.to]);
+    return out;
+  }
+  return [["=", value]];
 }
 
 function bar(share, kind) {
@@ -176,9 +215,9 @@ function drawBubbleUp(answer, region) {
       const row = rows.insertRow();
       const name = row.insertCell();
       const link = document.createElement("a");
-      link.href = filterLink(dim.key, "=", v.value);
-      link.textContent = v.value == null ? MISSING : String(v.value);
-      link.title = `Filter on ${dim.key} = ${link.textContent}`;
+      link.href = filterLink(dim.key, valueFilters(v.value));
+      link.textContent = valueText(v.value);
+      link.title = `Filter on ${dim.key}: ${link.textContent}`;
       link.dataset.filter = "";
       name.append(link);
       const shares = row.insertCell();

@@ -221,7 +221,8 @@ export function heatmapChart(el, series, options = {}) {
   const counts = series.map((p) => (p.buckets ?? []).reduce((n, b) => n + b.count, 0));
   const edgeText = (i) => {
     const row = rows[Math.min(Math.max(Math.floor(i), 0), rows.length - 1)];
-    return row ? formatNumber(row[0]) : "";
+    // Edges are powers of 2^(1/8): three significant digits label them well enough.
+    return row ? formatNumber(Number(row[0].toPrecision(3))) : "";
   };
   const draw = (u) => {
     const ctx = u.ctx;

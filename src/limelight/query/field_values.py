@@ -1,0 +1,100 @@
+"""The most frequent values of one key among a dataset's events (``GET /v1/datasets/<name>/
+keys/<key>/values``): one statement over the newest events that hold the key.
+
+The events are read newest first and at most ``SAMPLE_EVENTS`` of them: the
+sort key (tenant, dataset, time) lets the engine read a dataset's events in time
+order and stop there, so the cost is bounded whatever the timeframe holds. More
+events than that and the answer is over the newest ones, and says so
+(``sampled``). Over 10M events (bench/investigate.py, 2 cores): see
+``SAMPLE_EVENTS``.
+
+One pass gives the top values, the number of distinct values and the number of
+events holding the key: the events' values are joined out (``ARRAY JOIN``, one
+row per value of an event, the first marked), grouped by value, and window
+functions count the groups and the events before the LIMIT keeps the top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from limelight.query.keys import StoredTypes
+from limelight.query.plans import CompiledQuery, Timeframe
+from limelight.query.scope import Scope
+from limelight.query.spec import Filter, Namespace, QueryFields
+from limelight.query.sql import Params
+from limelight.query.values import decode, value_sql
+from limelight.query.where import Where
+
+# The most events read for one answer. Over 10M events of one dataset (0.45 kB each,
+# 25 paths), reading the newest 1M and grouping a key took 0.2-0.5 s on 2 cores (see
+# bench/investigate.py): within the 1 s goal with room for the rest of the request.
+SAMPLE_EVENTS = 1_000_000
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 100
+COLUMNS = ("value", "n", "distinct_values", "events")
+
+
+@dataclass(frozen=True)
+class FieldValuesPlan:
+    key: str
+    statement: CompiledQuery
+    sample: int  # the most events read
+
+
+def compile_field_values(
+    scope: Scope,
+    table: str,
+    dataset: str,
+    key: str,
+    filters: list[Filter],
+    timeframe: Timeframe,
+    stored: StoredTypes,
+    limit: int = DEFAULT_LIMIT,
+    sample: int = SAMPLE_EVENTS,
+) -> FieldValuesPlan:
+    """``stored`` holds the types of ``key`` and of the filters' keys."""
+    fields = QueryFields(namespaces=[Namespace(type="dataset", value=dataset)], filters=filters)
+    where = Where(scope, fields, stored)
+    items = value_sql(stored.expr(key)).items()
+    params = Params()
+    cond = where.render(params, timeframe)
+    inner = scope.select(
+        f"{items} AS vs",
+        table,
+        cond,
+        f" AND notEmpty(vs) ORDER BY timestamp DESC LIMIT {params.add(sample, 'UInt32')}",
+        inner=True,
+    )
+    grouped = (
+        "SELECT v AS value, count() AS n, countIf(i = 1) AS first"
+        f" FROM ({inner}) ARRAY JOIN vs AS v, arrayEnumerate(vs) AS i GROUP BY value"
+    )
+    sql = (
+        "SELECT value, n, count() OVER () AS distinct_values, sum(first) OVER () AS events"
+        f" FROM ({grouped}) ORDER BY n DESC, value ASC LIMIT {params.add(limit, 'UInt32')}"
+    )
+    return FieldValuesPlan(
+        key, CompiledQuery(sql + scope.settings(), params.values, COLUMNS), sample
+    )
+
+
+def field_values_answer(plan: FieldValuesPlan, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{key, values: [{value, count, share}], distinct, events, sampled}``: a value's
+    share is that of the events holding the key (read) that hold it."""
+    events = int(rows[0]["events"]) if rows else 0
+    return {
+        "key": plan.key,
+        "values": [
+            {
+                "value": decode(row["value"]),
+                "count": int(row["n"]),
+                "share": int(row["n"]) / events,
+            }
+            for row in rows
+        ],
+        "distinct": int(rows[0]["distinct_values"]) if rows else 0,
+        "events": events,
+        "sampled": events >= plan.sample,
+    }

@@ -1,0 +1,165 @@
+"""The investigation reads that answer at once: a key's top values and BubbleUp.
+
+Each looks up the types its keys are stored as (``lookups``, no scan of the
+events), compiles its statements in the query layer and runs them within a
+run's limits; the caller runs them on the workspace's turn
+(``QueryRunService.read``). A failure of the engine is said in the request's
+terms: a regular expression or LIKE pattern the engine cannot compile is a 400
+naming its field, anything else (the time limit, memory) a 503.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from limelight.errors import BadRequest, NotFound, StoreError, Unavailable
+from limelight.ingest.service import check_dataset
+from limelight.query.bubble_up import (
+    BubbleUpPlan,
+    bounds_of,
+    bubble_up_answer,
+    candidate_keys,
+    compile_bounds,
+    compile_bubble_up,
+    number_keys,
+)
+from limelight.query.bubble_up_spec import BubbleUpRequest, Region
+from limelight.query.compile import json_keys, pattern_fields, presence_keys
+from limelight.query.field_values import compile_field_values, field_values_answer
+from limelight.query.keys import MAX_LISTED_SUB_PATHS, SYSTEM_FIELDS, StoredTypes
+from limelight.query.lookups import datasets_paths_statement
+from limelight.query.plans import CompiledQuery, PatternFields, Timeframe
+from limelight.query.scope import Scope
+from limelight.query.spec import Filter, KeySpec, QueryFields
+from limelight.runs.engine_errors import CANNOT_COMPILE_REGEXP, CANNOT_PARSE_ESCAPE_SEQUENCE
+from limelight.runs.limits import RunLimits, store_failure_message, timeout_message
+from limelight.runs.lookups import dataset_exists, paths_below, stored_types
+from limelight.store.events.base import EventStore
+from limelight.tenant import Tenant
+
+# The most paths of the datasets read to choose BubbleUp's keys (``MAX_KEYS`` are compared).
+MAX_PATHS_READ = 10_000
+NO_PATTERNS = PatternFields()
+
+
+def _scope(tenant: Tenant, limits: RunLimits) -> Scope:
+    return Scope(tenant.workspace_id, tenant.environment_id, limits.run_options())
+
+
+def _rows(
+    store: EventStore,
+    statement: CompiledQuery,
+    limits: RunLimits,
+    patterns: PatternFields = NO_PATTERNS,
+) -> list[dict[str, Any]]:
+    try:
+        return store.query(statement.sql, statement.params, statement.columns).rows
+    except StoreError as exc:
+        message = store_failure_message(exc, limits, patterns)
+        if exc.code in (CANNOT_COMPILE_REGEXP, CANNOT_PARSE_ESCAPE_SEQUENCE):
+            fields = patterns.regex if exc.code == CANNOT_COMPILE_REGEXP else patterns.like
+            errors = [{"field": f, "message": message} for f in fields]
+            raise BadRequest(message, errors=errors or None) from exc
+        raise Unavailable(message) from exc
+
+
+def _types(
+    store: EventStore, tenant: Tenant, fields: list[QueryFields], limits: RunLimits
+) -> StoredTypes:
+    """The types of the keys the ``fields`` read, and the paths below those whose presence
+    they test."""
+    keys = sorted({k for f in fields for k in json_keys(f)})
+    presence = sorted({k for f in fields for k in presence_keys(f)})
+    try:
+        held = stored_types(store, tenant, keys, limits)
+        below = paths_below(store, tenant, presence, MAX_LISTED_SUB_PATHS, limits)
+    except StoreError as exc:
+        raise Unavailable(store_failure_message(exc, limits)) from exc
+    return StoredTypes(held, below)
+
+
+def _check_deadline(deadline: float, limits: RunLimits) -> None:
+    if time.monotonic() > deadline:
+        raise Unavailable(timeout_message(limits.max_run_seconds))
+
+
+def field_values(
+    store: EventStore,
+    tenant: Tenant,
+    dataset: str,
+    key: str,
+    filters: list[Filter],
+    timeframe: Timeframe,
+    limit: int,
+    limits: RunLimits,
+    deadline: float,
+) -> dict[str, Any]:
+    """``{key, values, distinct, events, sampled}``; 404 for a dataset without events."""
+    check_dataset(dataset)
+    limits.check_timeframe(timeframe.from_ms, timeframe.to_ms)
+    query = QueryFields(filters=filters)
+    stored = _types(store, tenant, [query, _reading(key)], limits)
+    plan = compile_field_values(
+        _scope(tenant, limits), store.table, dataset, key, filters, timeframe, stored, limit
+    )
+    rows = _rows(store, plan.statement, limits, pattern_fields(query))
+    if not rows and not dataset_exists(store, tenant, dataset, limits):
+        raise NotFound(f"no events in a dataset named {dataset!r} in this environment")
+    _check_deadline(deadline, limits)
+    return field_values_answer(plan, rows)
+
+
+def _reading(key: str) -> QueryFields:
+    """Fields that read ``key``'s values: asks the lookups for its types."""
+    return QueryFields(group_bys=[KeySpec(key=key)])
+
+
+def _patterns(request: BubbleUpRequest) -> PatternFields:
+    query = pattern_fields(request.fields)
+    if isinstance(request.selection, Region):
+        return query
+    selection = pattern_fields(request.selection)
+    return PatternFields(
+        query.regex + tuple(f"selection.{f}" for f in selection.regex),
+        query.like + tuple(f"selection.{f}" for f in selection.like),
+    )
+
+
+def plan_bubble_up(
+    store: EventStore, tenant: Tenant, request: BubbleUpRequest, limits: RunLimits
+) -> BubbleUpPlan:
+    """The comparison's plan: its keys from the recorded paths, the bounds of its number
+    keys from a first, small statement."""
+    scope = _scope(tenant, limits)
+    fields = request.fields
+    datasets = sorted({ns.value for ns in fields.namespaces or [] if ns.type == "dataset"})
+    listed = datasets_paths_statement(scope, store.paths_table, datasets, MAX_PATHS_READ)
+    paths = {r["path"]: frozenset(r["types"]) for r in _rows(store, listed, limits)}
+    keys, left_out = candidate_keys(paths, request.selection_keys())
+    selection = request.selection
+    if isinstance(selection, Region):
+        selection = _reading(selection.key)
+    looked_up = _types(store, tenant, [fields, selection], limits)
+    held = dict(looked_up.paths or {})
+    held.update({k: paths[k] for k in keys if k not in SYSTEM_FIELDS})
+    stored = StoredTypes(held, looked_up.below)
+    timeframe = Timeframe(request.from_ms, request.to_ms)
+    numbers = number_keys(keys, stored)
+    bounds: dict[str, list[float]] = {}
+    if numbers:
+        statement = compile_bounds(scope, store.table, fields, timeframe, stored, numbers)
+        found = _rows(store, statement, limits, _patterns(request))
+        bounds = bounds_of(numbers, found[0] if found else None)
+    return compile_bubble_up(scope, store.table, request, stored, keys, bounds, left_out)
+
+
+def bubble_up(
+    store: EventStore, tenant: Tenant, request: BubbleUpRequest, limits: RunLimits, deadline: float
+) -> dict[str, Any]:
+    """``{selection, baseline, sampled, keys_left_out, dimensions}``, see ``query.bubble_up``."""
+    limits.check_timeframe(request.from_ms, request.to_ms)
+    plan = plan_bubble_up(store, tenant, request, limits)
+    rows = _rows(store, plan.statement, limits, _patterns(request))
+    _check_deadline(deadline, limits)
+    return bubble_up_answer(plan, rows)

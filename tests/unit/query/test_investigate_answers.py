@@ -1,0 +1,86 @@
+"""The answers of field values and BubbleUp from their rows: values decoded with their
+kinds, shares, and the score (total variation distance)."""
+
+from __future__ import annotations
+
+import pytest
+
+from limelight.query.bubble_up import (
+    BubbleUpPlan,
+    bubble_up_answer,
+    number_keys,
+    total_variation,
+)
+from limelight.query.keys import StoredTypes
+from limelight.query.plans import CompiledQuery
+from limelight.query.values import decode
+
+
+def test_values_come_back_with_their_kinds() -> None:
+    assert decode("s200") == "200"
+    assert decode("n200") == 200 and isinstance(decode("n200"), int)
+    assert decode("n0.25") == 0.25
+    assert decode("n1e+300") == 1e300
+    assert decode("btrue") is True and decode("bfalse") is False
+    assert decode("s") == "" and decode(None) is None
+
+
+def test_a_numbers_bucket_is_the_range_between_its_bounds() -> None:
+    bounds = [10.0, 20.5, 30.0]
+    assert decode("r1", bounds) == {"from": None, "to": 10}
+    assert decode("r2", bounds) == {"from": 10, "to": 20.5}
+    assert decode("r3", bounds) == {"from": 20.5, "to": 30}
+    assert decode("r0", bounds) == {"from": 30, "to": None}  # from the last bound on
+
+
+def test_the_score_is_half_the_sum_of_the_share_differences() -> None:
+    assert total_variation([(10, 50), (0, 50)], (10, 100)) == pytest.approx(0.5)
+    assert total_variation([(5, 50), (5, 50)], (10, 100)) == 0
+    assert total_variation([(10, 0), (0, 100)], (10, 100)) == 1
+
+
+def _plan(keys: tuple[str, ...]) -> BubbleUpPlan:
+    return BubbleUpPlan(keys, {}, CompiledQuery("", {}, ()), side_sample=1000, keys_left_out=0)
+
+
+def _row(k: int, v: str | None, s: int, b: int, ks: int, kb: int) -> dict[str, object]:
+    return {"k": k, "v": v, "s": s, "b": b, "ks": ks, "kb": kb}
+
+
+def test_keys_are_ranked_by_score_and_rare_values_count_as_one() -> None:
+    rows = [
+        _row(0, None, 100, 900, 100, 900),
+        # region: all of the selection in one value, a sixth of the baseline
+        _row(1, "seu", 100, 150, 100, 900),
+        _row(1, "sus", 0, 750, 100, 900),
+        # id: 1,000 values seen once; the top 2 returned, the rest summed from the totals
+        _row(2, "sa", 1, 0, 100, 900),
+        _row(2, "sb", 0, 1, 100, 900),
+        # plan: a missing key (null) is a value of its own
+        _row(3, None, 50, 450, 100, 900),
+        _row(3, "sfree", 50, 450, 100, 900),
+    ]
+    answer = bubble_up_answer(_plan(("region", "id", "plan")), rows)
+    assert (answer["selection"], answer["baseline"], answer["sampled"]) == (100, 900, False)
+    region, plan = answer["dimensions"]  # the id has no value common enough: left out
+    assert region == {
+        "key": "region",
+        "score": pytest.approx(1 - 150 / 900),
+        "values": [
+            {"value": "eu", "selection": 1.0, "baseline": 150 / 900},
+            {"value": "us", "selection": 0.0, "baseline": 750 / 900},
+        ],
+    }
+    assert plan["key"] == "plan" and plan["score"] == 0
+    assert plan["values"][0] == {"value": None, "selection": 0.5, "baseline": 0.5}
+
+
+def test_a_side_at_its_bound_is_said_to_be_sampled() -> None:
+    rows = [_row(0, None, 3, 1000, 3, 1000)]
+    assert bubble_up_answer(_plan(()), rows)["sampled"] is True
+    assert bubble_up_answer(_plan(()), [])["selection"] == 0
+
+
+def test_a_key_of_the_events_may_begin_with_an_underscore_and_hold_numbers() -> None:
+    stored = StoredTypes({"_latency": frozenset({"Int64"}), "name": frozenset({"String"})})
+    assert number_keys(["_service", "_latency", "name"], stored) == ["_latency"]
