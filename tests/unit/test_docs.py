@@ -43,9 +43,11 @@ def _names(paths: list[Path]) -> dict[str, list[str]]:
 def test_the_docs_name_only_settings_that_exist() -> None:
     """The README, the architecture, the console (/docs among its pages) and the OpenAPI
     document name settings that exist; or a variable the tests, benchmarks or
-    scripts read (``LIMELIGHT_TEST_CLICKHOUSE_URL``), which the README documents too."""
+    scripts read (``LIMELIGHT_TEST_CLICKHOUSE_URL``), which the README documents too; or
+    one the developer's commands read to find a server (``LIMELIGHT_URL``, ``cli/remote.py``)."""
     settings = {f"LIMELIGHT_{name.upper()}" for name in Settings.model_fields}
-    read_elsewhere = _names([ROOT / "tests", ROOT / "bench", ROOT / "scripts"])
+    remote = ROOT / "src/limelight/cli/remote.py"
+    read_elsewhere = _names([ROOT / "tests", ROOT / "bench", ROOT / "scripts", remote])
     read_elsewhere = {n: f for n, f in read_elsewhere.items() if f != ["tests/unit/test_docs.py"]}
     docs = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "deploy"]
     docs += [ROOT / "src/limelight/console", ROOT / "src/limelight/api/openapi.py"]
