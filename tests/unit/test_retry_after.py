@@ -58,6 +58,8 @@ PROVOKED = {
         "deadline_or_refused_by_the_engine_answer_503 (the deadline, the engine refusing the "
         "types' lookup; a refused statement goes through the same store_failure_message)",
     ),
+    ("cli/querying.py", "503"): (1, "the CLI reading a server's 503 (tail retries), not an answer"),
+    ("cli/sending.py", "503"): (1, "the CLI reading a server's 503 (send retries), not an answer"),
     ("api/otel.py", "503"): (1, "the gRPC code of a 503 (GRPC_CODES), not an answer"),
     ("errors.py", "503"): (1, "Unavailable.status: test_every_unavailable_says_when_to_retry"),
     ("web/problems.py", "Unavailable"): (
