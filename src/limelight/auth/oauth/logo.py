@@ -20,6 +20,8 @@ from xml.etree.ElementTree import Element, TreeBuilder
 from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
+from limelight.errors import InvalidValue
+
 MAX_BYTES = 64 * 1024
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -72,8 +74,8 @@ URL_FUNCTION = re.compile(r"url\(", re.IGNORECASE)
 LOCAL_URL = re.compile(r"""url\(\s*(['"]?)#[A-Za-z_][\w.:-]*\1\s*\)""", re.IGNORECASE)
 
 
-class BadLogo(ValueError):
-    pass
+class BadLogo(InvalidValue):
+    """A file that may not be used as a logo; the message says why."""
 
 
 class _NoInstructions(TreeBuilder):
