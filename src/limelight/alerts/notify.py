@@ -41,6 +41,7 @@ from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
 from limelight.alerts.spec import as_written
 from limelight.ids import new_id
+from limelight.times import MINUTE_MS
 
 log = logging.getLogger("limelight.alerts")
 
@@ -96,7 +97,7 @@ class CheckFacts:
         return f"[{label}] {self.alert_name}"
 
     def condition(self) -> str:
-        minutes = max(1, round((self.to_ms - self.from_ms) / 60_000))
+        minutes = max(1, round((self.to_ms - self.from_ms) / MINUTE_MS))
         return f"{self.calculation} {self.operation} {self.threshold:g} over the last {minutes} min"
 
     def listed(self) -> list[tuple[str, str]]:

@@ -58,7 +58,7 @@ async def _answer(rt: Runtime, key: KeyContext, job: Callable[[float], T]) -> T:
 
 
 def _timeframe(rt: Runtime, dataset: str, from_ms: int | None, to_ms: int | None) -> Timeframe:
-    frame = Timeframe(*timeframe(from_ms, to_ms))
+    frame = timeframe(from_ms, to_ms)
     check_read(rt.runs.limits, dataset, frame)
     return frame
 

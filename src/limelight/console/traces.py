@@ -19,11 +19,12 @@ from limelight.console.timeframe import PRESETS, Window, window_of
 from limelight.console.waterfall import is_span, waterfall
 from limelight.errors import BadRequest
 from limelight.query.spec import validate_fields
+from limelight.times import HOUR_MS, Timeframe
 from limelight.web.request import runtime_of
 
 router = console_router()
 MAX_SPANS = 1000
-AROUND_MS = 6 * 3_600_000
+AROUND_MS = 6 * HOUR_MS
 
 
 @router.get("/env/{environment_id}/traces")
@@ -57,7 +58,7 @@ async def trace_page(request: Request, here: Here, trace_id: str) -> Response:
         raise BadRequest("a trace id is 32 hexadecimal characters")
     t = request.query_params.get("t", "")
     if t.isdigit() and len(t) < 16:
-        window = Window(int(t) - AROUND_MS, int(t) + AROUND_MS)
+        window = Window(Timeframe(int(t) - AROUND_MS, int(t) + AROUND_MS))
     else:
         window = window_of(request.query_params, default="7d")
     fields = validate_fields(

@@ -23,12 +23,13 @@ from limelight.query.spec import MAX_LIMIT, QueryFields
 from limelight.query.sql import Params
 from limelight.query.timeframe import granularity_for
 from limelight.query.where import Where
+from limelight.times import HOUR_MS
 
 MAX_OFFSET = 1_000_000
 # Event pages ending within this many events are first read by time alone (`newest`).
 NEWEST_MAX_ROWS = 1_000
 # An unfiltered page is first looked for in this last stretch of the timeframe (`recent`).
-RECENT_WINDOW_MS = 3_600_000
+RECENT_WINDOW_MS = HOUR_MS
 
 
 def clamp(value: int, low: int, high: int) -> int:
