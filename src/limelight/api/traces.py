@@ -24,9 +24,9 @@ from limelight.api.deps import admin_key
 from limelight.auth.api_keys import KeyContext
 from limelight.datasets import timeframe
 from limelight.errors import Unavailable
+from limelight.query.buckets import granularity_for
 from limelight.query.plans import Timeframe
 from limelight.query.services import MAX_GROUPS
-from limelight.query.timeframe import granularity_for
 from limelight.query.traces import MAX_UNIX_MS, validate_search
 from limelight.runs.spans import check_read, search_traces, service_errors, service_overview
 from limelight.runtime import Runtime

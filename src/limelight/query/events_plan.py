@@ -11,6 +11,7 @@ only when the page cannot tell the count (``runs.execute``).
 
 from __future__ import annotations
 
+from limelight.query.buckets import granularity_for
 from limelight.query.plans import (
     CompiledQuery,
     EventsPlan,
@@ -21,7 +22,6 @@ from limelight.query.plans import (
 from limelight.query.scope import EVENT_COLUMN_NAMES, EVENT_COLUMNS
 from limelight.query.spec import MAX_LIMIT, QueryFields
 from limelight.query.sql import Params
-from limelight.query.timeframe import granularity_for
 from limelight.query.where import Where
 from limelight.times import HOUR_MS
 
