@@ -16,7 +16,8 @@ import pytest
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
 from limelight.alerts.evaluator import Evaluator
-from limelight.alerts.notify import TRIES, CheckFacts, Delivery, Notifier, SmtpSettings
+from limelight.alerts.messages import CheckFacts
+from limelight.alerts.notify import TRIES, Delivery, Notifier, SmtpSettings
 from limelight.settings import Settings
 from limelight.store.meta.db import MetaDB
 

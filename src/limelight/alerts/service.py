@@ -13,7 +13,8 @@ from typing import Any
 
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
-from limelight.alerts.notify import CheckFacts, Notifier, SmtpSettings
+from limelight.alerts.messages import CheckFacts
+from limelight.alerts.notify import Notifier, SmtpSettings
 from limelight.alerts.spec import AlertFields, as_written, validate_alert
 from limelight.auth.alert_secrets import open_delivery, open_secrets, seal_destinations
 from limelight.auth.sealing import Sealer
