@@ -8,6 +8,10 @@ from datetime import UTC, datetime
 from typing import overload
 
 
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
 @overload
 def iso_utc(moment: datetime) -> str: ...
 @overload

@@ -191,6 +191,12 @@ class AlertService:
         secrets = open_secrets(self.sealer, alert)
         return secrets.destinations, facts, secrets.webhook_secret
 
+    def environment_of(self, alert_id: str) -> str:
+        """The environment an alert belongs to, whoever asks: for the link notifications
+        carry, whose page then checks that the user is a member (404 otherwise)."""
+        with self._meta.session() as s:
+            return repo.find_alert(s, alert_id).environment_id
+
     def create(self, tenant: Tenant, body: object, author: str | None) -> dict[str, Any]:
         """The new alert's id and webhook secret (shown this once)."""
         fields = self._validated(body)

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.console.keys import ingest_key_for
+from limelight.auth.environment_keys import ingest_key_for
 from limelight.console.render import render
 from limelight.console.route import console_router
 from limelight.console.scope import Here

@@ -16,9 +16,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from limelight.auth.environment_keys import ingest_key_for
 from limelight.console.datasets import known_keys
 from limelight.console.event_lines import EventLine, event_line, pretty, trace_id_of
-from limelight.console.keys import ingest_key_for
 from limelight.console.query_form import (
     LIST_OPERATIONS,
     NO_VALUE_OPERATIONS,
