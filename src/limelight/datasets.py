@@ -21,28 +21,29 @@ from limelight.settings import Settings
 from limelight.store.events.base import EventStore
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS, Timeframe
 
-DEFAULT_TIMEFRAME_MS = 24 * 3600 * 1000
+DEFAULT_TIMEFRAME_MS = DAY_MS
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def timeframe(from_ms: int | None, to_ms: int | None, now: int | None = None) -> tuple[int, int]:
+def timeframe(from_ms: int | None, to_ms: int | None, now: int | None = None) -> Timeframe:
     """The timeframe asked for; ``to`` defaults to now, ``from`` to 24 hours before ``to``."""
     to = to_ms if to_ms is not None else (now if now is not None else now_ms())
-    return (from_ms if from_ms is not None else to - DEFAULT_TIMEFRAME_MS), to
+    return Timeframe(from_ms if from_ms is not None else to - DEFAULT_TIMEFRAME_MS, to)
 
 
 def list_datasets(
-    store: EventStore, tenant: Tenant, limits: RunLimits, from_ms: int, to_ms: int
+    store: EventStore, tenant: Tenant, limits: RunLimits, frame: Timeframe
 ) -> list[dict[str, Any]]:
     """``[{name, count, last_event_at}]`` of the datasets with events in the timeframe; 400
     for a timeframe a query run would refuse."""
-    limits.check_timeframe(from_ms, to_ms)
+    limits.check_timeframe(frame.from_ms, frame.to_ms)
     try:
-        counts = dataset_counts(store, tenant, from_ms, to_ms, limits)
+        counts = dataset_counts(store, tenant, frame.from_ms, frame.to_ms, limits)
     except StoreError as exc:
         raise Unavailable(store_failure_message(exc, limits)) from exc
     return [{"name": c.name, "count": c.count, "last_event_at": c.last_event_ms} for c in counts]

@@ -11,7 +11,28 @@ from typing import Any, ClassVar
 
 
 class LimelightError(Exception):
-    """Base of every error the project raises on purpose."""
+    """Base of every error the project raises on purpose.
+
+    A test (``tests/unit/test_error_hierarchy.py``) walks every module and fails on an
+    exception class defined outside this hierarchy.
+    """
+
+
+class InvalidValue(LimelightError):
+    """A value a rule refuses (a password, a logo, a redirect or destination URL).
+
+    The message says why and is safe to show. It is not an ``ExposedError``: the code
+    that checks the value makes it part of its own answer (a field's message in a 400,
+    the command line's refusal), so one uncaught is a fault, answered with a 500.
+    """
+
+
+class ControlFlow(LimelightError):
+    """Not a failure to report: a way out of a request or a transaction that the code
+    around it catches and turns into its outcome (the login page, an authorization
+    error page, a redirect back to an integration, a refusal looked up after a rollback).
+    Never meant to reach ``web/problems.py``.
+    """
 
 
 class ExposedError(LimelightError):

@@ -1,10 +1,15 @@
-"""Moments as the API writes them."""
+"""Moments and durations as the API writes them, and the timeframe of a read."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import overload
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
 
 
 @overload
@@ -18,7 +23,20 @@ def iso_utc(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-MINUTE, HOUR, DAY = 60, 3600, 86400
+MINUTE, HOUR, DAY = 60, 3600, 86400  # seconds
+MINUTE_MS, HOUR_MS, DAY_MS = MINUTE * 1000, HOUR * 1000, DAY * 1000  # events' unix milliseconds
+
+
+@dataclass(frozen=True)
+class Timeframe:
+    """The span of events a read covers, in unix milliseconds: ``from_ms`` inclusive,
+    ``to_ms`` exclusive. The query compiler, the reads over spans, the datasets list and
+    the console's pages all take this one type."""
+
+    from_ms: int
+    to_ms: int
+
+
 _DURATION = re.compile(r"([1-9][0-9]{0,6})([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": MINUTE, "h": HOUR, "d": DAY}
 

@@ -346,7 +346,7 @@ def test_alerts_are_created_checked_tested_edited_and_keep_their_query(member: M
 
 # The builder's script starts runs with this and reads the JSON answer: no form posts it,
 # so no reload can send it again.
-SCRIPT_POSTS = {"/env/{environment_id}/query/run"}
+SCRIPT_POSTS = {"/env/{environment_id}/query/run", "/env/{environment_id}/query/bubble_up"}
 
 
 def console_posts() -> set[str]:
@@ -404,6 +404,22 @@ def test_every_console_form_answers_with_a_redirect(server: LiveServer, tmp_path
     post("/env/{environment_id}/alerts/{alert_id}", alert, **form)
     post("/env/{environment_id}/alerts/{alert_id}/test", f"{alert}/test")
     post("/env/{environment_id}/alerts/{alert_id}/delete", f"{alert}/delete")
+    boards = "/env/{environment_id}/boards"
+    board = post(boards, f"{b}/boards", name="wall").headers["location"].split("?")[0]
+    board_id = board.rsplit("/", 1)[1]
+    panel = {"query_id": query_id, "visualization": "line", "width": "2", "range": "1h"}
+    post("/env/{environment_id}/board_panels", f"{b}/board_panels", board=board_id, **panel)
+    shown = web.get(
+        f"{server.url}/v1/boards/{board_id}", headers={"Authorization": tenant.admin_key}
+    )
+    [panel_id] = [p["id"] for p in shown.json()["board"]["panels"]]
+    panels = boards + "/{board_id}/panels/{panel_id}"
+    at = f"{board}/panels/{panel_id}"
+    post(panels + "/move", f"{at}/move", direction="later", range="1h")
+    post(panels + "/width", f"{at}/width", width="3", range="1h")
+    post(panels + "/delete", f"{at}/delete", range="1h")
+    post(boards + "/{board_id}", board, name="wall 2", range="1h")
+    post(boards + "/{board_id}/delete", f"{board}/delete")
     post("/env/{environment_id}/queries/{query_id}/delete", f"{b}/queries/{query_id}/delete")
     post("/logout", "/logout")
     m.browser.close()

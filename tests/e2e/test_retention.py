@@ -6,10 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from limelight.times import DAY_MS
 from tests import web
 from tests.support import launch
-
-DAY_MS = 86_400_000
 
 
 def test_the_server_removes_events_past_their_datasets_retention(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ from sqlalchemy import select
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
 from limelight.alerts.evaluator import Evaluator
-from limelight.alerts.notify import TRIES, CheckFacts, Delivery, Notifier, SmtpSettings
+from limelight.alerts.messages import CheckFacts
+from limelight.alerts.notify import TRIES, Delivery, Notifier, SmtpSettings
 from limelight.alerts.service import AlertService
 from limelight.settings import Settings
 from limelight.store.meta import queries_repo, repos

@@ -7,7 +7,8 @@ from urllib.parse import SplitResult
 
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import Address, DestinationPolicy, parse_networks
-from limelight.alerts.notify import CheckFacts, Notifier, SmtpSettings
+from limelight.alerts.messages import CheckFacts
+from limelight.alerts.notify import Notifier, SmtpSettings
 from tests.alert_support import webhook_receiver
 
 FACTS = CheckFacts(

@@ -13,9 +13,9 @@ import pytest
 
 from limelight.errors import StoreError
 from limelight.ingest.group_commit import ALONE_ROWS, GroupCommit
-from limelight.ingest.service import DAY_MS
 from limelight.store.events.base import EventRow, EventStore
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS
 
 NOW_MS = 1_790_000_000_000
 A = Tenant("ws_group_a", "env")

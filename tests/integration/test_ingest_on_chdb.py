@@ -18,6 +18,7 @@ from limelight.runs.recent import newest_events
 from limelight.settings import Settings
 from limelight.store.events.base import INSERT_SETTINGS, PARSE_CHUNK_BYTES
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS
 from tests import query_reference as ref
 from tests.unit.ingest.limits import limits
 
@@ -84,8 +85,7 @@ def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(sto
 def test_a_batch_spanning_more_than_a_hundred_days_is_stored(store: Any) -> None:
     # The engine refuses an INSERT touching more than 100 day partitions: a backfill of
     # a year in one batch got a 500.
-    day = 86_400_000
-    events = [{"timestamp": 1_000_000_000_000 + i * day, "n": i} for i in range(250)]
+    events = [{"timestamp": 1_000_000_000_000 + i * DAY_MS, "n": i} for i in range(250)]
     outcome = ingest_body(store, Origin(TENANT, "backfill"), orjson.dumps(events), limits())
     assert outcome.accepted == 250
     stored = _stored(store, "backfill")

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from limelight.errors import Forbidden, NotFound
 from limelight.store.meta import queries_repo as repo
-from limelight.store.meta import repos
+from limelight.store.meta import repos, runs_repo
 from limelight.store.meta.alerts_models import Alert
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
@@ -40,7 +40,7 @@ def _run(tenant: Tenant, query_id: str | None = None, age: timedelta = timedelta
         fields={"calculations": [{"operator": "COUNT"}]},
         from_ms=1_000,
         to_ms=2_000,
-        status=repo.STARTED,
+        status=runs_repo.STARTED,
         created_at=utcnow() - age,
     )
 
@@ -111,35 +111,35 @@ def test_a_run_settles_once_and_outlives_its_query(db: MetaDB) -> None:
     tenant, other = _tenant(db), _tenant(db)
     with db.session(immediate=True) as s:
         query_id = repo.create_query(s, tenant, {}, author=None).id
-        run_id = repo.add_run(s, _run(tenant, query_id)).id
+        run_id = runs_repo.add_run(s, _run(tenant, query_id)).id
 
     with db.session(immediate=True) as s:
-        assert repo.finish_run(s, run_id, repo.FAILED, error="took too long")
+        assert runs_repo.finish_run(s, run_id, runs_repo.FAILED, error="took too long")
     with db.session(immediate=True) as s:
-        assert not repo.finish_run(s, run_id, repo.COMPLETED, result='{"events": []}')
+        assert not runs_repo.finish_run(s, run_id, runs_repo.COMPLETED, result='{"events": []}')
     with db.session(immediate=True) as s:
         repo.delete_query(s, tenant, query_id)
 
     with db.session() as s:
-        run = repo.get_run(s, tenant, run_id)
-        assert (run.status, run.error, run.result) == (repo.FAILED, "took too long", None)
+        run = runs_repo.get_run(s, tenant, run_id)
+        assert (run.status, run.error, run.result) == (runs_repo.FAILED, "took too long", None)
         assert run.query_id is None
         assert run.finished_at is not None
         with pytest.raises(NotFound):
-            repo.get_run(s, other, run_id)
+            runs_repo.get_run(s, other, run_id)
 
 
 def test_old_runs_are_purged(db: MetaDB) -> None:
     tenant = _tenant(db)
     with db.session(immediate=True) as s:
-        old = repo.add_run(s, _run(tenant, age=timedelta(days=2))).id
-        new = repo.add_run(s, _run(tenant)).id
+        old = runs_repo.add_run(s, _run(tenant, age=timedelta(days=2))).id
+        new = runs_repo.add_run(s, _run(tenant)).id
     with db.session(immediate=True) as s:
-        assert repo.purge_runs(s, utcnow() - timedelta(days=1)) == 1
+        assert runs_repo.purge_runs(s, utcnow() - timedelta(days=1)) == 1
     with db.session() as s:
-        assert repo.get_run(s, tenant, new).id == new
+        assert runs_repo.get_run(s, tenant, new).id == new
         with pytest.raises(NotFound):
-            repo.get_run(s, tenant, old)
+            runs_repo.get_run(s, tenant, old)
 
 
 def test_a_run_recorded_without_a_creation_time_gets_one(db: MetaDB) -> None:
@@ -147,9 +147,9 @@ def test_a_run_recorded_without_a_creation_time_gets_one(db: MetaDB) -> None:
     run = _run(tenant)
     run.created_at = None  # type: ignore[assignment]
     with db.connection(immediate=True) as c:
-        repo.add_run(c, run)
+        runs_repo.add_run(c, run)
     with db.session() as s:
-        stored = repo.get_run(s, tenant, run.id)
+        stored = runs_repo.get_run(s, tenant, run.id)
         assert stored.created_at is not None
         assert (utcnow() - stored.created_at).total_seconds() < 60
         assert stored.fields == {"calculations": [{"operator": "COUNT"}]}

@@ -16,8 +16,8 @@ from limelight.runs import RunRequest
 from limelight.runs import service as service_module
 from limelight.runs.service import QueryRunService
 from limelight.settings import Settings
-from limelight.store.meta import queries_repo as repo
 from limelight.store.meta import repos
+from limelight.store.meta import runs_repo as repo
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests import query_reference as ref

@@ -20,8 +20,8 @@ from limelight.query.spec import validate_fields
 from limelight.runs import RunRequest
 from limelight.runs.service import QueryRunService
 from limelight.settings import MIB, Settings
-from limelight.store.meta import queries_repo as repo
 from limelight.store.meta import repos
+from limelight.store.meta import runs_repo as repo
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import QueryRun

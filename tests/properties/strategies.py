@@ -26,6 +26,7 @@ from limelight.query.calculations import CALCULATIONS
 from limelight.query.keys import valid_key
 from limelight.query.operators import OPERATORS, split_list
 from limelight.query.spec import MAX_LIMIT
+from limelight.times import DAY_MS
 
 # ---------------------------------------------------------------- JSON values
 
@@ -99,9 +100,6 @@ def element_texts(draw: st.DrawFn) -> str:
         return json.dumps(dict(pair if draw(st.booleans()) else pair[::-1]))
     value = draw(events if kind == "event" else json_values)
     return json.dumps(value, ensure_ascii=draw(st.booleans()))
-
-
-DAY_MS = 86_400_000
 
 
 @st.composite

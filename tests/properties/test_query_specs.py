@@ -25,6 +25,7 @@ from limelight.runs.execute import RunFailed, execute_plan, typed_plan
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS
 from tests import query_reference as ref
 from tests.properties.strategies import query_specs, well_formed_specs
 
@@ -32,7 +33,6 @@ TENANT = Tenant("ws_properties_q", "env_properties_q")
 NOW_MS = 1_795_000_000_000
 EVENTS_FRAME = Timeframe(NOW_MS - 3_600_000, NOW_MS)
 MAX_UNIX_MS = 253_402_300_799_999
-DAY_MS = 86_400_000
 LIMITS = RunLimits.from_settings(Settings())
 
 

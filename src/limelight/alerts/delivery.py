@@ -39,7 +39,8 @@ from datetime import datetime
 from typing import Any
 
 from limelight import metrics
-from limelight.alerts.notify import CheckFacts, Delivery, Notifier, report
+from limelight.alerts.messages import CheckFacts
+from limelight.alerts.notify import Delivery, Notifier, report
 from limelight.auth.alert_secrets import seal_delivery
 from limelight.auth.sealing import Sealer
 from limelight.store.meta import alerts_repo as repo

@@ -29,6 +29,8 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
+from limelight.errors import InvalidValue
+
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -45,7 +47,7 @@ _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _NUMERIC_HOST = re.compile(r"[0-9a-fx.]+", re.IGNORECASE)
 
 
-class RefusedDestination(ValueError):
+class RefusedDestination(InvalidValue):
     """A destination the policy does not allow; the message says why."""
 
 

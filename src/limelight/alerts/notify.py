@@ -1,4 +1,5 @@
-"""Notifications of a check: a signed webhook, a Slack message, an email.
+"""Sending a check's notifications: a signed webhook, a Slack message, an email
+(their contents are ``messages.py``'s).
 
 Each destination gets up to 3 tries, 1 s then 2 s apart, when its server
 answers 5xx or 429 or cannot be reached; the outcome of each (status or error,
@@ -10,25 +11,19 @@ most ``longest_seconds`` however many destinations hang. The evaluator sends the
 apart from its checks (``delivery.py``). Each outcome is logged and counted
 (``report``).
 
-A webhook carries ``X-Limelight-Signature: sha256=<HMAC-SHA256 of the body with
-the alert's webhook secret>`` and an ``X-Limelight-Delivery`` id that stays the
-same across tries, so a receiver can drop a repeat. A test notification has the
-same shape as a real one.
+A webhook carries an ``X-Limelight-Delivery`` id that stays the same across tries,
+so a receiver can drop a repeat.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
-import html
 import logging
 import smtplib
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from email.message import EmailMessage
 from typing import Any
 from urllib.parse import urlunsplit
@@ -37,9 +32,8 @@ import httpx
 import orjson
 
 from limelight import metrics
-from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
-from limelight.alerts.spec import as_written
+from limelight.alerts.messages import CheckFacts, email_message, sign, slack_json
 from limelight.ids import new_id
 
 log = logging.getLogger("limelight.alerts")
@@ -48,134 +42,9 @@ TRIES = 3
 BACKOFF_SECONDS = (1.0, 2.0)
 TIMEOUT_SECONDS = 10.0
 USER_AGENT = "Limelight-Alerts"
-# Groups named in a Slack message or an email (the webhook carries them all).
-LISTED_GROUPS = 20
 # Host name lookups (blocking calls) of every notifier; a lookup past its try's
 # time finishes here without holding up the end of the notification.
 _LOOKUPS = ThreadPoolExecutor(16, thread_name_prefix="alert-dns")
-
-
-@dataclass(frozen=True)
-class CheckFacts:
-    """What a notification tells: the alert, the check, and why."""
-
-    kind: Notification
-    alert_id: str
-    alert_name: str
-    alert_url: str
-    state: str
-    previous_state: str
-    check_id: str
-    time_ms: int
-    from_ms: int
-    to_ms: int
-    calculation: str
-    operation: str
-    threshold: float
-    values: list[dict[str, Any]]
-
-    def webhook_json(self) -> dict[str, Any]:
-        return {
-            "alert": {"id": self.alert_id, "name": self.alert_name, "url": self.alert_url},
-            "notification": self.kind.value,
-            "state": self.state,
-            "previous_state": self.previous_state,
-            "check": {
-                "id": self.check_id,
-                "time": self.time_ms,
-                "from": self.from_ms,
-                "to": self.to_ms,
-                "calculation": self.calculation,
-                "threshold": {"operation": self.operation, "value": as_written(self.threshold)},
-                "values": self.values,
-            },
-        }
-
-    def headline(self) -> str:
-        label = {"firing": "FIRING", "resolved": "RESOLVED", "test": "TEST"}[self.kind.value]
-        return f"[{label}] {self.alert_name}"
-
-    def condition(self) -> str:
-        minutes = max(1, round((self.to_ms - self.from_ms) / 60_000))
-        return f"{self.calculation} {self.operation} {self.threshold:g} over the last {minutes} min"
-
-    def listed(self) -> list[tuple[str, str]]:
-        """(groups, value) of the groups to name: those in alarm first."""
-        ordered = sorted(self.values, key=lambda v: not v.get("alarm"))
-        out = []
-        for v in ordered[:LISTED_GROUPS]:
-            groups = ", ".join(f"{k}={g}" for k, g in (v.get("groups") or {}).items())
-            mark = " (alarm)" if v.get("alarm") else ""
-            out.append((groups or "all events", f"{v.get('value')}{mark}"))
-        return out
-
-
-def sign(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-def _slack_text(text: str) -> str:
-    """Text as Slack shows it, not as its markup: "<!channel>" from an event's value would
-    notify everyone, "<https://x|log in>" would be a disguised link. Slack asks for
-    exactly these three escaped."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def slack_json(facts: CheckFacts) -> dict[str, Any]:
-    colour = {"firing": "#d93025", "resolved": "#1e8e3e", "test": "#5f6368"}[facts.kind.value]
-    headline, condition = _slack_text(facts.headline()), _slack_text(facts.condition())
-    return {
-        "text": f"{headline}: {condition}",
-        "attachments": [
-            {
-                "color": colour,
-                "title": headline,
-                "title_link": facts.alert_url,
-                "text": _slack_text(
-                    f"{facts.condition()}\nState: {facts.previous_state} -> {facts.state}"
-                ),
-                "fields": [
-                    {"title": _slack_text(groups), "value": _slack_text(value), "short": True}
-                    for groups, value in facts.listed()
-                ],
-                "ts": facts.time_ms // 1000,
-            }
-        ],
-    }
-
-
-def email_message(facts: CheckFacts, sender: str, recipients: Sequence[str]) -> EmailMessage:
-    msg = EmailMessage()
-    # One line: a header may not hold a line break (an alert's name may).
-    msg["Subject"] = " ".join(f"{facts.headline()}: {facts.condition()}".split())
-    msg["From"] = sender
-    msg["To"] = ", ".join(recipients)
-    when = datetime.fromtimestamp(facts.time_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    lines = [
-        facts.headline(),
-        "",
-        facts.condition(),
-        f"State: {facts.previous_state} -> {facts.state} (checked {when})",
-        "",
-        *(f"  {groups}: {value}" for groups, value in facts.listed()),
-        "",
-        facts.alert_url,
-    ]
-    msg.set_content("\n".join(lines))
-    rows = "".join(
-        f"<tr><td>{html.escape(groups)}</td><td>{html.escape(value)}</td></tr>"
-        for groups, value in facts.listed()
-    )
-    msg.add_alternative(
-        f"<h2>{html.escape(facts.headline())}</h2>"
-        f"<p>{html.escape(facts.condition())}<br>"
-        f"State: {html.escape(facts.previous_state)} &rarr; {html.escape(facts.state)} "
-        f"(checked {when})</p>"
-        f"<table>{rows}</table>"
-        f'<p><a href="{html.escape(facts.alert_url)}">Open the alert</a></p>',
-        subtype="html",
-    )
-    return msg
 
 
 @dataclass(frozen=True)

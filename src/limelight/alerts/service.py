@@ -13,7 +13,8 @@ from typing import Any
 
 from limelight.alerts.check import Notification
 from limelight.alerts.destinations import DestinationPolicy, parse_networks
-from limelight.alerts.notify import CheckFacts, Notifier, SmtpSettings
+from limelight.alerts.messages import CheckFacts
+from limelight.alerts.notify import Notifier, SmtpSettings
 from limelight.alerts.spec import AlertFields, as_written, validate_alert
 from limelight.auth.alert_secrets import open_delivery, open_secrets, seal_destinations
 from limelight.auth.sealing import Sealer
@@ -189,6 +190,12 @@ class AlertService:
         facts = notification_facts(alert, check, Notification.TEST, alert.state, self.console_url)
         secrets = open_secrets(self.sealer, alert)
         return secrets.destinations, facts, secrets.webhook_secret
+
+    def environment_of(self, alert_id: str) -> str:
+        """The environment an alert belongs to, whoever asks: for the link notifications
+        carry, whose page then checks that the user is a member (404 otherwise)."""
+        with self._meta.session() as s:
+            return repo.find_alert(s, alert_id).environment_id
 
     def create(
         self, tenant: Tenant, body: object, author: str | None, managed_id: str | None = None

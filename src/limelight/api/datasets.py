@@ -39,10 +39,8 @@ async def datasets(
     rt = runtime_of(request)
     if from_ is None:  # 'to' alone: named before 'from' defaults to a day before it
         check_epoch(None, to)
-    frm, until = timeframe(from_, to)
-    found = await run_in_threadpool(
-        list_datasets, rt.events, key.tenant, rt.runs.limits, frm, until
-    )
+    frame = timeframe(from_, to)
+    found = await run_in_threadpool(list_datasets, rt.events, key.tenant, rt.runs.limits, frame)
     found = await run_in_threadpool(with_retention, rt.meta, rt.settings, key.tenant, found)
     return json_response({"datasets": found})
 

@@ -24,7 +24,6 @@ from limelight.errors import BadRequest
 from limelight.query.bubble_up_spec import validate_bubble_up
 from limelight.query.field_values import DEFAULT_LIMIT, MAX_LIMIT
 from limelight.query.keys import valid_key
-from limelight.query.plans import Timeframe
 from limelight.query.spec import Filter, validate_fields
 from limelight.runs.investigate import bubble_up, field_values
 from limelight.runs.waiting import read_answer
@@ -72,7 +71,7 @@ async def key_values(
         raise BadRequest(message="Invalid key", errors=[{"field": "key", "message": problem}])
     parsed = parse_filters(filters)
     rt = runtime_of(request)
-    frm, until = timeframe(from_, to)
+    frame = timeframe(from_, to)
 
     def work(deadline: float) -> dict[str, Any]:
         return field_values(
@@ -81,7 +80,7 @@ async def key_values(
             name,
             key,
             parsed,
-            Timeframe(frm, until),
+            frame,
             limit,
             rt.runs.limits,
             deadline,

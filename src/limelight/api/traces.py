@@ -21,9 +21,9 @@ from starlette.responses import Response
 from limelight.api.deps import admin_key
 from limelight.auth.api_keys import KeyContext
 from limelight.datasets import timeframe
+from limelight.query.buckets import granularity_for
 from limelight.query.plans import Timeframe
 from limelight.query.services import MAX_GROUPS
-from limelight.query.timeframe import granularity_for
 from limelight.query.traces import MAX_UNIX_MS, validate_search
 from limelight.runs.spans import check_read, search_traces, service_errors, service_overview
 from limelight.runs.waiting import read_answer
@@ -45,7 +45,7 @@ async def _answer(rt: Runtime, key: KeyContext, job: Callable[[float], T]) -> T:
 
 
 def _timeframe(rt: Runtime, dataset: str, from_ms: int | None, to_ms: int | None) -> Timeframe:
-    frame = Timeframe(*timeframe(from_ms, to_ms))
+    frame = timeframe(from_ms, to_ms)
     check_read(rt.runs.limits, dataset, frame)
     return frame
 

@@ -22,6 +22,7 @@ from limelight.ascode.documents import Document
 from limelight.ascode.problems import FolderRefused, Path, Problem
 from limelight.ascode.resources import Kind, Resource
 from limelight.ascode.schema_check import problems
+from limelight.errors import LimelightError
 from limelight.times import format_duration
 
 CALCULATION_OPERATORS = (
@@ -250,7 +251,7 @@ _MS_UNITS = {
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$")
 
 
-class BaselimeRefusal(Exception):
+class BaselimeRefusal(LimelightError):
     """A string of Baselime's (a filter, a calculation, a duration) that cannot be read."""
 
     def __init__(self, path: Path, message: str) -> None:

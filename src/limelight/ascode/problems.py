@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from limelight.errors import LimelightError
+
 Path = tuple[str | int, ...]
 
 
@@ -30,7 +32,7 @@ class Problem:
         )
 
 
-class FolderRefused(Exception):
+class FolderRefused(LimelightError):
     """The folder cannot be applied; nothing was changed."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:

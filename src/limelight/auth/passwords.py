@@ -9,6 +9,8 @@ from __future__ import annotations
 from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from limelight.errors import InvalidValue
+
 MIN_LENGTH = 10
 MAX_LENGTH = 1024  # argon2 takes any length; a cap keeps one request cheap
 
@@ -23,8 +25,8 @@ _DUMMY_HASH = (
 )
 
 
-class WeakPassword(ValueError):
-    pass
+class WeakPassword(InvalidValue):
+    """A password too short or too long; the message says which."""
 
 
 def check_strength(password: str) -> None:

@@ -76,8 +76,8 @@ def signing_key(settings: Settings) -> bytes:
     return key
 
 
-class LoginFailed(Exception):
-    pass
+class LoginFailed(LimelightError):
+    """The email and password do not match an account (which of the two is not said)."""
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,9 @@ from rich.console import Console
 from rich.markup import escape
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from limelight.auth.oauth.logo import BadLogo
-from limelight.auth.oauth.redirects import BadRedirect
-from limelight.auth.passwords import WeakPassword
 from limelight.auth.sessions import SigningKeyUnusable
 from limelight.data_lock import DataDirHeld
-from limelight.errors import ExposedError, StoreError
+from limelight.errors import ExposedError, InvalidValue, LimelightError, StoreError
 from limelight.http_server import PortInUse
 
 
@@ -36,7 +33,7 @@ class ExitCode(IntEnum):
     INTERNAL = 70
 
 
-class CliFailure(Exception):
+class CliFailure(LimelightError):
     """An expected failure, with the exit code of its kind."""
 
     code: ExitCode = ExitCode.REFUSED
@@ -83,7 +80,7 @@ def failure_of(exc: BaseException) -> CliFailure | None:
             for e in exc.errors or []
         )
         return Refused(exc.reason or (f"{exc.message}: {named}" if named else exc.message))
-    if isinstance(exc, WeakPassword | BadLogo | BadRedirect):
+    if isinstance(exc, InvalidValue):
         return Refused(str(exc))
     if isinstance(exc, DataDirHeld | PortInUse | SigningKeyUnusable):
         return Unusable(str(exc))

@@ -23,8 +23,7 @@ from limelight.console.route import console_router
 from limelight.console.scope import Here, Place, place_of
 from limelight.console.session import check_csrf, form_fields, show_once, shown_once, signed_in
 from limelight.errors import BadRequest, NotFound
-from limelight.store.meta import alerts_repo
-from limelight.store.meta.db import MetaDB
+from limelight.runtime import Runtime
 from limelight.web.access import note_error
 from limelight.web.request import runtime_of
 
@@ -33,10 +32,10 @@ HISTORY = 200
 _SPLIT = re.compile(r"[\s,;]+")
 
 
-def _targets(meta: MetaDB, here: Place) -> list[dict[str, Any]]:
+def _targets(rt: Runtime, here: Place) -> list[dict[str, Any]]:
     """The saved queries an alert can watch, each with its calculations."""
     found = []
-    for query in saved_queries.all_queries(meta, here.tenant):
+    for query in saved_queries.all_queries(rt.meta, here.tenant):
         names = value_names(query.get("calculations") or [])
         if names:
             found.append(
@@ -114,7 +113,7 @@ async def _form_page(
     errors: list[Any] | None = None,
     status: int = 200,
 ) -> Response:
-    targets = await run_in_threadpool(_targets, runtime_of(request).meta, here)
+    targets = await run_in_threadpool(_targets, runtime_of(request), here)
     return render(
         "alert_form.html",
         status,
@@ -132,7 +131,7 @@ async def _form_page(
 async def alerts_page(request: Request, here: Here) -> Response:
     rt = runtime_of(request)
     alerts = await run_in_threadpool(rt.alerts.all, here.tenant)
-    names = {q["id"]: q.get("name") for q in await run_in_threadpool(_targets, rt.meta, here)}
+    names = {q["id"]: q.get("name") for q in await run_in_threadpool(_targets, rt, here)}
     return render("alerts.html", here=here, section="alerts", alerts=alerts, query_names=names)
 
 
@@ -249,17 +248,12 @@ async def delete_alert(request: Request, here: Here, alert_id: str) -> Response:
     return see_other(f"{here.base}/alerts")
 
 
-def _alert_environment(meta: MetaDB, alert_id: str) -> str:
-    with meta.session() as s:
-        return alerts_repo.find_alert(s, alert_id).environment_id
-
-
 @router.get("/alerts/{alert_id}")
 async def alert_link(request: Request, alert_id: str) -> Response:
     """The link notifications carry: the alert's page, for a member of its workspace."""
     user = await signed_in(request)
     try:
-        env_id = await run_in_threadpool(_alert_environment, runtime_of(request).meta, alert_id)
+        env_id = await run_in_threadpool(runtime_of(request).alerts.environment_of, alert_id)
     except NotFound:
         raise NotFound() from None  # without the id in the message: any unknown alert alike
     here = await place_of(request, user, env_id)  # 404 for anyone else

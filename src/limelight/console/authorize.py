@@ -21,7 +21,7 @@ from limelight.auth.oauth.authorize import (
 from limelight.auth.sessions import SessionUser
 from limelight.console.render import error_page, origin_of, render, see_other
 from limelight.console.session import current_user, form_pairs, login_redirect, sessions_of
-from limelight.store.meta.models import utcnow
+from limelight.times import utcnow
 from limelight.web.access import note_reason
 from limelight.web.request import runtime_of
 

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from limelight.console.keys import ingest_key_for
+from limelight.auth.environment_keys import ingest_key_for
 from limelight.console.render import render
 from limelight.console.route import console_router
 from limelight.console.scope import Here
@@ -35,7 +35,7 @@ async def datasets_page(request: Request, here: Here) -> Response:
     rt = runtime_of(request)
     window = window_of(request.query_params, default="24h")
     found = await run_in_threadpool(
-        list_datasets, rt.events, here.tenant, rt.runs.limits, window.from_ms, window.to_ms
+        list_datasets, rt.events, here.tenant, rt.runs.limits, window.timeframe
     )
     found = await run_in_threadpool(with_retention, rt.meta, rt.settings, here.tenant, found)
     ingest_key = None

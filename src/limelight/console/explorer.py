@@ -16,9 +16,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from limelight.auth.environment_keys import ingest_key_for
 from limelight.console.datasets import known_keys
 from limelight.console.event_lines import EventLine, event_line, pretty, trace_id_of
-from limelight.console.keys import ingest_key_for
 from limelight.console.query_form import (
     LIST_OPERATIONS,
     NO_VALUE_OPERATIONS,
@@ -36,6 +36,7 @@ from limelight.errors import BadRequest, ExposedError, NotFound
 from limelight.ids import id_floor
 from limelight.ingest.service import check_dataset
 from limelight.query.spec import QueryFields, validate_fields
+from limelight.times import DAY_MS, MINUTE_MS, Timeframe
 from limelight.web.access import note_error
 from limelight.web.request import runtime_of
 
@@ -44,7 +45,7 @@ PAGE_SIZE = 50
 MAX_OFFSET = 1_000_000
 MAX_COLUMNS = 12
 # The dataset picker lists what had events in at least the last day.
-PICKER_MS = 24 * 3600 * 1000
+PICKER_MS = DAY_MS
 # The parameters the explorer keeps from a page to the next.
 SEARCH_PARAMS = ("q", "qr", "qc", "fk", "fo", "fv")
 
@@ -114,9 +115,9 @@ async def explorer(request: Request, here: Here) -> Response:
     rt = runtime_of(request)
     search = Search.of(request)
     window = search.window
-    picker_from = min(window.from_ms, window.to_ms - PICKER_MS)
+    picker = Timeframe(min(window.from_ms, window.to_ms - PICKER_MS), window.to_ms)
     datasets = await run_in_threadpool(
-        list_datasets, rt.events, here.tenant, rt.runs.limits, picker_from, window.to_ms
+        list_datasets, rt.events, here.tenant, rt.runs.limits, picker
     )
     dataset = search.dataset
     if dataset is None and datasets:
@@ -194,10 +195,10 @@ async def event_detail(request: Request, here: Here, dataset: str, event_id: str
     check_dataset(dataset)
     t = request.query_params.get("t", "")
     if t.isdigit() and len(t) < 16:
-        window = Window(int(t), int(t) + 1)
+        window = Window(Timeframe(int(t), int(t) + 1))
     else:
         end = now_ms() + 1  # the longest timeframe a run may have, up to now
-        window = Window(end - rt.runs.limits.max_timeframe_ms, end)
+        window = Window(Timeframe(end - rt.runs.limits.max_timeframe_ms, end))
     fields = validate_fields(
         {
             "namespaces": [{"type": "dataset", "value": dataset}],
@@ -212,7 +213,8 @@ async def event_detail(request: Request, here: Here, dataset: str, event_id: str
     if not outcome.data["events"]:
         raise NotFound()
     event = outcome.data["events"][0]
-    around = Window(event["_timestamp"] - 5 * 60_000, event["_timestamp"] + 5 * 60_000)
+    at = event["_timestamp"]
+    around = Window(Timeframe(at - 5 * MINUTE_MS, at + 5 * MINUTE_MS))
     return render(
         "event.html",
         here=here,

@@ -14,27 +14,13 @@ from fastapi import Depends
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from limelight.auth.environments import EnvChoice, environments_of
 from limelight.auth.sessions import SessionUser
 from limelight.console.session import sessions_of, signed_in
 from limelight.errors import NotFound
-from limelight.store.meta import accounts_repo as accounts
-from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from limelight.web.access import note_tenant
 from limelight.web.request import runtime_of
-
-
-@dataclass(frozen=True)
-class EnvChoice:
-    workspace_id: str
-    workspace_name: str
-    environment_id: str
-    environment_name: str
-    redact_secrets: bool
-
-    @property
-    def tenant(self) -> Tenant:
-        return Tenant(self.workspace_id, self.environment_id)
 
 
 @dataclass(frozen=True)
@@ -54,14 +40,6 @@ class Place:
     def base(self) -> str:
         """The path every page of this environment starts with."""
         return f"/env/{self.env.environment_id}"
-
-
-def environments_of(db: MetaDB, user_id: str) -> list[EnvChoice]:
-    with db.session() as s:
-        return [
-            EnvChoice(ws.id, ws.name, env.id, env.name, env.redact_secrets)
-            for ws, env in accounts.environments_of(s, user_id)
-        ]
 
 
 async def place_of(request: Request, user: SessionUser, environment_id: str) -> Place:

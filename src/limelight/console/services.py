@@ -25,8 +25,8 @@ from limelight.console.timeframe import PRESETS, Window, window_of
 from limelight.console.trace_search import DEFAULT_DATASET, traces_address
 from limelight.console.traces import TraceRow
 from limelight.errors import BadRequest, ExposedError
+from limelight.query.buckets import granularity_for
 from limelight.query.plans import Timeframe
-from limelight.query.timeframe import granularity_for
 from limelight.query.traces import validate_search
 from limelight.runs.spans import check_read, search_traces, service_errors, service_overview
 from limelight.runs.waiting import read_answer

@@ -14,7 +14,7 @@ from starlette.responses import Response
 from limelight.auth.sessions import SESSION_COOKIE, Sessions, SessionUser
 from limelight.auth.shown_once import ShownOnce
 from limelight.console.render import see_other
-from limelight.errors import BadRequest, Forbidden
+from limelight.errors import BadRequest, ControlFlow, Forbidden
 from limelight.web.body import read_body
 
 # The console's forms are a few short fields; the login and consent forms are
@@ -25,7 +25,7 @@ CSRF_HEADER = "x-csrf-token"
 FORM_EXPIRED = "The form expired; go back, reload the page and try again."
 
 
-class LoginRequired(Exception):
+class LoginRequired(ControlFlow):
     """The page needs a signed-in user: the browser is sent to the login page."""
 
 

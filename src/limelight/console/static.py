@@ -9,10 +9,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
+from limelight.auth.oauth.logo import integration_logo
 from limelight.console.render import HERE
 from limelight.console.route import console_router
-from limelight.store.meta import oauth_repo
-from limelight.store.meta.db import MetaDB
 from limelight.web.request import runtime_of
 
 router = console_router()
@@ -46,15 +45,9 @@ async def static(path: str) -> Response:
     return FileResponse(target, media_type=TYPES[target.suffix], headers=headers)
 
 
-def _logo(db: MetaDB, client_id: str) -> str | None:
-    with db.session() as s:
-        integration = oauth_repo.get_integration(s, client_id)
-        return integration.logo_svg if integration else None
-
-
 @router.get("/integrations/{client_id}/logo.svg")
 async def logo(request: Request, client_id: str) -> Response:
-    svg = await run_in_threadpool(_logo, runtime_of(request).meta, client_id)
+    svg = await run_in_threadpool(integration_logo, runtime_of(request).meta, client_id)
     if svg is None:
         return Response(status_code=404)
     # Opened directly, an SVG is a document that could run scripts on our origin:

@@ -34,14 +34,15 @@ from limelight.query.compile import RunOptions, Timeframe
 from limelight.query.spec import QueryFields, fields_to_json, validate_fields
 from limelight.runs.execute import RunFailed, run_once
 from limelight.runtime import Runtime
+from limelight.times import DAY_MS, HOUR_MS
 from limelight.web.request import runtime_of
 
 router = console_router()
 INTERVAL_SECONDS = 2.0
 STREAM_SECONDS = 15.0
 BATCH = 100
-LOOKBACK_MS = 3_600_000
-AHEAD_MS = 24 * 3_600_000 + 1
+LOOKBACK_MS = HOUR_MS
+AHEAD_MS = DAY_MS + 1
 # Open tails per workspace: each looks at the store every INTERVAL_SECONDS.
 MAX_TAILS_PER_WORKSPACE = 4
 MAX_ID = 64

@@ -12,21 +12,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from limelight.errors import BadRequest
+from limelight.times import DAY_MS, HOUR_MS, MINUTE_MS, Timeframe
 
-MINUTE = 60_000
 PRESETS: dict[str, tuple[int, str]] = {
-    "15m": (15 * MINUTE, "Last 15 minutes"),
-    "1h": (60 * MINUTE, "Last hour"),
-    "24h": (24 * 60 * MINUTE, "Last 24 hours"),
-    "7d": (7 * 24 * 60 * MINUTE, "Last 7 days"),
+    "15m": (15 * MINUTE_MS, "Last 15 minutes"),
+    "1h": (HOUR_MS, "Last hour"),
+    "24h": (DAY_MS, "Last 24 hours"),
+    "7d": (7 * DAY_MS, "Last 7 days"),
 }
 
 
 @dataclass(frozen=True)
 class Window:
-    from_ms: int
-    to_ms: int
+    """A page's timeframe and how its address names it: the preset it is the latest of,
+    or None for a custom range."""
+
+    timeframe: Timeframe
     preset: str | None = None
+
+    @property
+    def from_ms(self) -> int:
+        return self.timeframe.from_ms
+
+    @property
+    def to_ms(self) -> int:
+        return self.timeframe.to_ms
 
     @property
     def label(self) -> str:
@@ -42,7 +52,7 @@ class Window:
         """The same preset ending at ``to_ms`` (a run started a moment later)."""
         if not self.preset:
             return self
-        return Window(to_ms - PRESETS[self.preset][0], to_ms, self.preset)
+        return Window(Timeframe(to_ms - PRESETS[self.preset][0], to_ms), self.preset)
 
 
 def now_ms() -> int:
@@ -66,9 +76,9 @@ def window_of(params: Mapping[str, str], default: str = "1h", now: int | None = 
         frm, to = _ms(params, "from"), _ms(params, "to")
         if frm >= to:
             raise BadRequest("the timeframe must start before it ends")
-        return Window(frm, to)
+        return Window(Timeframe(frm, to))
     preset = params.get("range") or default
     if preset not in PRESETS:
         # The value itself is not repeated: a page must not show text from a link.
         raise BadRequest(f"unknown timeframe; one of: {', '.join(PRESETS)}")
-    return Window(end - PRESETS[preset][0], end, preset)
+    return Window(Timeframe(end - PRESETS[preset][0], end), preset)

@@ -35,14 +35,15 @@ from limelight.errors import BadRequest, ExposedError
 from limelight.query.spec import validate_fields
 from limelight.runs.spans import check_read, search_traces
 from limelight.runs.waiting import read_answer
+from limelight.times import DAY_MS, HOUR_MS, Timeframe
 from limelight.web.access import note_error
 from limelight.web.request import runtime_of
 
 router = console_router()
 MAX_SPANS = 1000
-AROUND_MS = 6 * 3_600_000
+AROUND_MS = 6 * HOUR_MS
 # The dataset picker lists what had events in at least the last day (as the explorer's).
-PICKER_MS = 24 * 3_600_000
+PICKER_MS = DAY_MS
 # A span's logs are looked for this long around it (a log may be written as it ends).
 LOGS_AROUND_MS = 60_000
 
@@ -102,8 +103,7 @@ async def _dataset_names(request: Request, here: Here, window: Window, dataset: 
         rt.events,
         here.tenant,
         rt.runs.limits,
-        min(window.from_ms, window.to_ms - PICKER_MS),
-        window.to_ms,
+        Timeframe(min(window.from_ms, window.to_ms - PICKER_MS), window.to_ms),
     )
     names = sorted(d["name"] for d in found)
     return names if dataset in names else sorted([*names, dataset])
@@ -192,7 +192,7 @@ def logs_address(base: str, trace_id: str, row: SpanRow, dataset: str) -> str:
     its trace and span ids, around its time."""
     start_ms = row.start_ns // NS_PER_MS
     end_ms = row.end_ns // NS_PER_MS + 1
-    window = Window(start_ms - LOGS_AROUND_MS, end_ms + LOGS_AROUND_MS)
+    window = Window(Timeframe(start_ms - LOGS_AROUND_MS, end_ms + LOGS_AROUND_MS))
     pairs = [("ds", dataset), *window.params()]
     for key, value in (("traceId", trace_id), ("spanId", row.span_id)):
         pairs += [("fk", key), ("fo", "="), ("fv", format_value(value))]
@@ -223,7 +223,7 @@ async def trace_page(request: Request, here: Here, trace_id: str) -> Response:
         raise BadRequest("a trace id is 32 hexadecimal characters")
     t = request.query_params.get("t", "")
     if t.isdigit() and len(t) < 16:
-        window = Window(int(t) - AROUND_MS, int(t) + AROUND_MS)
+        window = Window(Timeframe(int(t) - AROUND_MS, int(t) + AROUND_MS))
     else:
         window = window_of(request.query_params, default="7d")
     fields = validate_fields(

@@ -17,6 +17,7 @@ from typing import Any
 
 from limelight.console.event_lines import compact
 from limelight.query.results import lookup
+from limelight.times import DAY_MS
 
 SPAN_ID_LENGTH = 16
 NS_PER_MS = 1_000_000
@@ -25,7 +26,7 @@ NS_PER_MS = 1_000_000
 NANOSECONDS_FROM = 10**17
 NANOSECONDS_TO = 253_402_300_799_999 * 1_000_000
 # A longer `duration` (ms; a hundred years) is the sender's mistake, not a span's.
-MAX_DURATION_MS = 100 * 365.25 * 86_400_000
+MAX_DURATION_MS = 100 * 365.25 * DAY_MS
 STATUS_CODES = frozenset({"OK", "ERROR", "UNSET"})
 MIN_BAR_PERCENT = 0.3
 # Services get the colours of the charts' palette (console.css .svc-0 to .svc-11), in turn.

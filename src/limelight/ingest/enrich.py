@@ -7,11 +7,13 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from limelight.times import DAY_MS
+
 TIMESTAMP_FIELDS = ("timestamp", "_timestamp", "@timestamp", "time")
 DEFAULT_NAME = "default"
 # An event time outside this window is taken for a mistake and the receive time is used.
 EARLIEST_MS = 946_684_800_000  # 2000-01-01
-FUTURE_SLACK_MS = 24 * 3600 * 1000
+FUTURE_SLACK_MS = DAY_MS
 
 
 def now_ms() -> int:

@@ -43,9 +43,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from limelight.errors import StoreError
-from limelight.ingest.service import DAY_MS
 from limelight.store.events.base import EventRow, EventStore
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS
 
 # A batch this large already makes a good part: it goes alone.
 ALONE_ROWS = 5_000

@@ -17,6 +17,7 @@ from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_nam
 from limelight.ingest.redact import may_hold_secrets, redact
 from limelight.store.events.base import EventRow
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS
 
 
 class RowSink(Protocol):
@@ -86,7 +87,6 @@ def build_rows(
 # The engine refuses an INSERT whose rows fall in more than 100 partitions (days, UTC):
 # a batch spanning more days is stored in several INSERTs, each within the limit.
 MAX_DAYS_PER_INSERT = 100
-DAY_MS = 86_400_000
 
 
 def store_rows(store: RowSink, tenant: Tenant, rows: list[EventRow]) -> None:

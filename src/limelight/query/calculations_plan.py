@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from limelight.query.buckets import bucket_sql, buckets, granularity_for
 from limelight.query.calculations import CALCULATIONS, COUNT_SERIES, value_name
 from limelight.query.events_plan import MAX_OFFSET, clamp, run_limit
 from limelight.query.keys import StoredTypes
@@ -28,7 +29,6 @@ from limelight.query.plans import (
 )
 from limelight.query.spec import Calculation, QueryFields
 from limelight.query.sql import Params
-from limelight.query.timeframe import bucket_sql, buckets, granularity_for
 from limelight.query.where import Where
 
 MAX_SERIES_ROWS = 100_000

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from limelight.query.buckets import granularity_for
 from limelight.query.calculations_plan import compile_calculations
 from limelight.query.events_plan import compile_events
 from limelight.query.keys import SYSTEM_FIELDS, UNKNOWN, StoredTypes
@@ -30,7 +31,6 @@ from limelight.query.plans import (
 )
 from limelight.query.scope import Scope
 from limelight.query.spec import KeyRef, QueryFields
-from limelight.query.timeframe import granularity_for
 from limelight.query.where import Where
 
 __all__ = [

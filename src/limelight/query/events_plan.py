@@ -11,6 +11,7 @@ only when the page cannot tell the count (``runs.execute``).
 
 from __future__ import annotations
 
+from limelight.query.buckets import granularity_for
 from limelight.query.plans import (
     CompiledQuery,
     EventsPlan,
@@ -21,14 +22,14 @@ from limelight.query.plans import (
 from limelight.query.scope import EVENT_COLUMN_NAMES, EVENT_COLUMNS
 from limelight.query.spec import MAX_LIMIT, QueryFields
 from limelight.query.sql import Params
-from limelight.query.timeframe import granularity_for
 from limelight.query.where import Where
+from limelight.times import HOUR_MS
 
 MAX_OFFSET = 1_000_000
 # Event pages ending within this many events are first read by time alone (`newest`).
 NEWEST_MAX_ROWS = 1_000
 # An unfiltered page is first looked for in this last stretch of the timeframe (`recent`).
-RECENT_WINDOW_MS = 3_600_000
+RECENT_WINDOW_MS = HOUR_MS
 
 
 def clamp(value: int, low: int, high: int) -> int:

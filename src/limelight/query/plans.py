@@ -12,13 +12,8 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
-
-@dataclass(frozen=True)
-class Timeframe:
-    """Unix milliseconds; ``from_ms`` inclusive, ``to_ms`` exclusive."""
-
-    from_ms: int
-    to_ms: int
+# Re-exported: the plans hold one, and the query package names it from here.
+from limelight.times import Timeframe as Timeframe
 
 
 @dataclass(frozen=True)

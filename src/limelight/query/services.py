@@ -21,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from limelight.query.buckets import buckets
 from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.scope import Scope
 from limelight.query.spans import SpanSql, holds_spans, spans_where
 from limelight.query.sql import Params
-from limelight.query.timeframe import buckets
 
 MAX_GROUPS = 1_000
 LEVELS = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))

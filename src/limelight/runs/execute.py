@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from limelight.errors import StoreError
+from limelight.errors import LimelightError, StoreError
 from limelight.query.compile import (
     CalculationsPlan,
     CompiledQuery,
@@ -36,7 +36,7 @@ from limelight.store.events.base import EventStore, QueryResult
 from limelight.tenant import Tenant
 
 
-class RunFailed(Exception):
+class RunFailed(LimelightError):
     """A run that ends FAILED; the message is shown to the client as the run's error."""
 
 

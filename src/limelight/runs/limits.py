@@ -18,8 +18,8 @@ from limelight.runs.engine_errors import (
     describe_code,
 )
 from limelight.settings import MIB, Settings
+from limelight.times import DAY_MS
 
-DAY_MS = 24 * 3600 * 1000
 # Seconds sent as milliseconds land in 1970 (1764000000 is 1970-01-21): a timeframe
 # that ends before the earliest event time ingest keeps (2000-01-01; an earlier one is
 # replaced by the receive time) can hold no event, and is refused saying so rather

@@ -12,9 +12,10 @@ from limelight.runs.execute import execute_data
 from limelight.runs.limits import RunLimits, check_epoch, check_order
 from limelight.store.events.base import EventStore
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS
 
 # Event times may lie up to a day ahead (see ``ingest.enrich``).
-AHEAD_MS = 24 * 3600 * 1000
+AHEAD_MS = DAY_MS
 
 
 def newest_events(

@@ -17,7 +17,7 @@ from limelight.query.spec import fields_to_json
 from limelight.runs.limits import RunLimits
 from limelight.runs.model import RunInfo, RunRequest, RunStatus, RunView
 from limelight.settings import Settings
-from limelight.store.meta import queries_repo as repo
+from limelight.store.meta import runs_repo as repo
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.store.meta.queries_models import QueryRun

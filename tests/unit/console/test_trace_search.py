@@ -8,8 +8,9 @@ from limelight.console.render import duration_text, number_text, rate_text
 from limelight.console.timeframe import Window
 from limelight.console.trace_search import TraceForm, traces_address
 from limelight.errors import BadRequest
+from limelight.times import Timeframe
 
-WINDOW = Window(1_000, 2_000)
+WINDOW = Window(Timeframe(1_000, 2_000))
 
 
 def test_the_form_becomes_the_search_the_api_takes() -> None:
@@ -55,7 +56,7 @@ def test_the_address_keeps_the_search_and_changes_the_order_alone() -> None:
     form = TraceForm.of(
         [("ds", "spans"), ("services", "api"), ("fk", "a"), ("fo", "="), ("fv", "1")]
     )
-    assert form.params(Window(0, 10, "1h"), orderBy="duration") == [
+    assert form.params(Window(Timeframe(0, 10), "1h"), orderBy="duration") == [
         ("ds", "spans"),
         ("services", "api"),
         ("orderBy", "duration"),
@@ -65,12 +66,16 @@ def test_the_address_keeps_the_search_and_changes_the_order_alone() -> None:
         ("fv", "1"),
     ]
     # The default order is left out of the address.
-    assert ("orderBy", "start") not in form.params(Window(0, 10, "1h"), orderBy="start")
+    assert ("orderBy", "start") not in form.params(Window(Timeframe(0, 10), "1h"), orderBy="start")
 
 
 def test_a_link_to_the_traces_of_an_error_quotes_a_message_that_reads_as_json() -> None:
     pairs = traces_address(
-        Window(5, 9), dataset="otel", service="api", status="error", filters=[("error", "=", "404")]
+        Window(Timeframe(5, 9)),
+        dataset="otel",
+        service="api",
+        status="error",
+        filters=[("error", "=", "404")],
     )
     assert pairs == [
         ("ds", "otel"),
@@ -82,7 +87,7 @@ def test_a_link_to_the_traces_of_an_error_quotes_a_message_that_reads_as_json() 
         ("fo", "="),
         ("fv", '"404"'),
     ]
-    [flt] = TraceForm.of(pairs).search(Window(5, 9)).filters or []
+    [flt] = TraceForm.of(pairs).search(Window(Timeframe(5, 9))).filters or []
     assert flt.value == "404"
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from limelight.auth.oauth import pkce
 from limelight.auth.oauth.redirects import host_of, with_params
 from limelight.auth.secrets import SecretKind, hash_secret, new_secret
+from limelight.errors import ControlFlow
 from limelight.store.meta import oauth_repo as repo
 from limelight.store.meta.accounts_repo import is_member, workspaces_of
 from limelight.store.meta.db import MetaDB
@@ -33,7 +34,7 @@ PARAMS = (
 )
 
 
-class ErrorPage(Exception):
+class ErrorPage(ControlFlow):
     """Shown to the developer; the integration hears nothing."""
 
     def __init__(self, message: str, status: int = 400) -> None:
@@ -42,7 +43,7 @@ class ErrorPage(Exception):
         self.status = status
 
 
-class ErrorRedirect(Exception):
+class ErrorRedirect(ControlFlow):
     """Sent back to the integration's (verified) redirect URL."""
 
     def __init__(self, url: str) -> None:

@@ -19,6 +19,7 @@ from limelight.auth.oauth.errors import invalid_grant, invalid_request
 from limelight.auth.oauth.installations import install
 from limelight.auth.oauth.requests import ParsedRequest
 from limelight.auth.secrets import SecretKind, hash_secret, kind_of, new_secret
+from limelight.errors import ControlFlow
 from limelight.settings import Settings
 from limelight.store.meta import oauth_repo as repo
 from limelight.store.meta.accounts_models import Installation
@@ -34,7 +35,7 @@ class GrantContext:
     now: datetime
 
 
-class _CodeNotUsable(Exception):
+class _CodeNotUsable(ControlFlow):
     """The code is not this client's, or used, or expired: find out which, outside
     the failed transaction."""
 

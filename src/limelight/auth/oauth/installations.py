@@ -8,9 +8,11 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from limelight.auth.api_keys import mint_key
+from limelight.errors import NotFound
 from limelight.store.meta import oauth_repo as repo
 from limelight.store.meta.accounts_models import Installation
 from limelight.store.meta.accounts_repo import is_member
+from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import Environment
 from limelight.store.meta.oauth_repo import CodeGrant
 
@@ -39,3 +41,13 @@ def install(s: Session, grant: CodeGrant, key_name: str, now: datetime) -> Insta
         repo.link_key(s, installation.id, env.id, key.id)
     repo.mark_code_used(s, grant.code_id, installation.id)
     return installation
+
+
+def uninstall(db: MetaDB, user_id: str, installation_id: str, now: datetime) -> None:
+    """Revoke one of the user's own installations (with its keys and tokens); another
+    user's, or one already gone, is ``NotFound``."""
+    with db.session(immediate=True) as s:
+        mine = repo.active_installations(s, user_id=user_id)
+        if not any(inst.id == installation_id for inst, *_ in mine):
+            raise NotFound()
+        repo.revoke_installation(s, installation_id, now)

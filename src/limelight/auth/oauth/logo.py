@@ -20,6 +20,10 @@ from xml.etree.ElementTree import Element, TreeBuilder
 from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
+from limelight.errors import InvalidValue
+from limelight.store.meta import oauth_repo
+from limelight.store.meta.db import MetaDB
+
 MAX_BYTES = 64 * 1024
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -72,8 +76,8 @@ URL_FUNCTION = re.compile(r"url\(", re.IGNORECASE)
 LOCAL_URL = re.compile(r"""url\(\s*(['"]?)#[A-Za-z_][\w.:-]*\1\s*\)""", re.IGNORECASE)
 
 
-class BadLogo(ValueError):
-    pass
+class BadLogo(InvalidValue):
+    """A file that may not be used as a logo; the message says why."""
 
 
 class _NoInstructions(TreeBuilder):
@@ -146,3 +150,10 @@ def check_svg(data: bytes) -> str:
     for el in root.iter():
         _check_element(el)
     return text
+
+
+def integration_logo(db: MetaDB, client_id: str) -> str | None:
+    """The SVG an integration registered (checked by ``check_svg`` then), if any."""
+    with db.session() as s:
+        integration = oauth_repo.get_integration(s, client_id)
+        return integration.logo_svg if integration else None

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+from limelight.errors import InvalidValue
+
 MAX_LENGTH = 2048
 LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 
 
-class BadRedirect(ValueError):
-    pass
+class BadRedirect(InvalidValue):
+    """A redirect URL that may not be registered; the message says why."""
 
 
 def check_registration(url: str) -> str:

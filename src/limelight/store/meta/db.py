@@ -13,6 +13,8 @@ from typing import Any, Protocol
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from limelight.errors import LimelightError
+
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
@@ -70,8 +72,9 @@ _WRITES = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE"})
 _READS = frozenset({"SELECT", "WITH", "VALUES"})
 
 
-class WriteAfterRead(RuntimeError):
-    """A write in a SQLite transaction that began deferred and has already read."""
+class WriteAfterRead(LimelightError):
+    """A write in a SQLite transaction that began deferred and has already read: a fault
+    of the code that opened it (see ``refuse_write_after_read``)."""
 
 
 def refuse_write_after_read(info: dict[str, Any], statement: str, dml: bool) -> None:

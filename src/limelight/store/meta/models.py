@@ -13,9 +13,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+from limelight.times import utcnow as utcnow  # re-exported: the repositories' clock
 
 
 class UTCDateTime(TypeDecorator[datetime]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from limelight.alerts.check import Notification
-from limelight.alerts.notify import CheckFacts, email_message, slack_json
+from limelight.alerts.messages import CheckFacts, email_message, slack_json
 
 
 def _facts(name: str = "slow checkouts", values: list[dict[str, Any]] | None = None) -> CheckFacts:

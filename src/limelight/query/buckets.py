@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from limelight.query.plans import Timeframe
 from limelight.query.sql import Params
+from limelight.times import Timeframe
 
 MAX_BUCKETS = 1_000
 TARGET_BUCKETS = 60
