@@ -37,6 +37,11 @@ PROVOKED = {
         "tests/e2e/test_slow_clients.py::test_one_workspace_cannot_take_every_otlp_slot",
     ),
     ("api/otel.py", "503"): (1, "the gRPC code of a 503 (GRPC_CODES), not an answer"),
+    ("store/events/buffered.py", "Unavailable"): (
+        2,
+        "tests/integration/test_buffered_inserts_chdb.py (past each bound; a read whose "
+        "tenant's events are not in the engine in time), tests/e2e/test_ingest_buffer.py",
+    ),
     ("errors.py", "503"): (1, "Unavailable.status: test_every_unavailable_says_when_to_retry"),
     ("web/problems.py", "Unavailable"): (
         1,

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from limelight.errors import StoreError
 from limelight.ingest.service import DAY_MS
-from limelight.store.events.base import EventRow, EventStore
+from limelight.store.events.base import REFUSED_TEXT, EventRow, EventStore
 from limelight.tenant import Tenant
 
 # A batch this large already makes a good part: it goes alone.
@@ -56,8 +56,6 @@ MAX_GROUP_ROWS = 20_000
 MAX_GROUP_BYTES = 16 * 1024 * 1024
 # As many INSERTs at once as the embedded store has insert sessions (chdb_store).
 SLOTS = 2
-# The engine's codes for a text it could not parse: raised before any row is written.
-REFUSED_TEXT = frozenset({6, 26, 27, 32, 33, 38, 41, 53, 69, 72, 117, 131})
 
 
 @dataclass(slots=True)
