@@ -100,6 +100,7 @@ class _Pending:
     record: Record
     size: int
     at: float  # when it was appended (or found in the log at start)
+    done: bool = False  # in the engine
 
 
 @dataclass(slots=True, eq=False)
@@ -307,6 +308,14 @@ class BufferedInserts:
                 self._insert(segment)
             except _Stopped:
                 return
+            except Exception:
+                # Not the engine's failure (those are retried block by block): the log's
+                # own, say. The segment is tried again; what it wrote is not written twice.
+                log.exception("cannot write a write-ahead log segment to the events store")
+                segment.recovered = True
+                if self._give_up.wait(RETRY_MOST):
+                    return
+                continue
             with self._changed:
                 self._sealed.remove(segment)
                 self._changed.notify_all()
@@ -363,7 +372,7 @@ class BufferedInserts:
         if segment.file is not None:
             segment.file.close()  # syncs what the last appends wrote
             segment.file = None
-        blocks = plan_blocks(segment.records, self._tenants_bytes())
+        blocks = plan_blocks([p for p in segment.records if not p.done], self._tenants_bytes())
         assert self._pool is not None
         futures: list[Future[None]] = [
             self._pool.submit(self._write, block, segment.recovered) for block in blocks
@@ -456,6 +465,7 @@ class BufferedInserts:
     def _done(self, block: list[_Pending]) -> None:
         with self._changed:
             for pending in block:
+                pending.done = True
                 state = self._tenants[pending.record.tenant]
                 del state.pending[pending.seq]
                 state.pending_bytes -= pending.size

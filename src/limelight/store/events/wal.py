@@ -10,22 +10,23 @@ by a process that stopped or died are read back and inserted again.
 
 A record is ``length, crc32`` then its payload; a torn last record (the process died
 while writing it, so it was never acknowledged) fails its check, and the segment is
-cut there. Segment names are a time then random characters: unique across restarts,
-and in the order they were opened.
+cut there. Segment names are the time in nanoseconds then random characters: unique
+across restarts, and in the order they were opened.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from limelight.errors import StoreError
-from limelight.ids import new_id
 from limelight.tenant import Tenant
 
 SUFFIX = ".wal"
@@ -79,8 +80,14 @@ class SegmentFile:
         """Append ``data``; the offset its end is at. Called under the log's lock, so
         records are whole and in order."""
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            # A part of a record would hide every record after it from the reader: the
+            # file goes back to where this one began (a full disk, say, then frees up).
+            os.ftruncate(self._fd, self.written)
+            raise StoreError(f"cannot append to the write-ahead log {self.path}: {exc}") from exc
         with self._changed:
             self.written += len(data)
             return self.written
@@ -114,7 +121,7 @@ class SegmentFile:
 def new_segment(directory: Path) -> SegmentFile:
     """A new, empty segment, its name durable in the directory before any record is
     acknowledged from it."""
-    segment = SegmentFile(directory, new_id())
+    segment = SegmentFile(directory, f"{time.time_ns():020d}-{secrets.token_hex(5)}")
     sync_directory(directory)
     return segment
 
