@@ -33,6 +33,7 @@ SECTIONS = [
     "ingest_table",
     "queries",
     "search",
+    "fresh_search",
     "storage",
     "otel",
     "alerts",

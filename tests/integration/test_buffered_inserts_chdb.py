@@ -278,3 +278,38 @@ def test_a_read_waits_only_for_its_own_tenant(engine: ChdbEventStore, tmp_path: 
     finally:
         buffer.close()
     assert len(stored(engine, A)) == 20
+
+
+def test_a_needle_finds_the_events_of_a_block_just_written(
+    engine: ChdbEventStore, tmp_path: Path
+) -> None:
+    """The log's blocks build the words index as they are written: a needle over them
+    finds exactly the events holding the word."""
+    from limelight.query.compile import RunOptions, Timeframe, compile_run
+    from limelight.query.spec import validate_fields
+
+    store = ChdbEventStore(engine.path, database=engine.table.split(".")[0], wal=tmp_path)
+    store.start()
+    try:
+        for c in range(5):
+            batch = rows(f"n{c}", 20)
+            for i, row in enumerate(batch):
+                word = b"upstream timeout" if i % 4 == 0 else b"all fine"
+                row.raw = b'{"message": "%s", "i": %d}' % (word, i)
+            store.insert(A, batch)
+        plan = compile_run(
+            validate_fields(
+                {"calculations": [{"operator": "COUNT"}], "needle": {"value": "timeout"}}
+            ),
+            workspace_id=A.workspace_id,
+            environment_id=A.environment_id,
+            table=store.table,
+            timeframe=Timeframe(NOW_MS - 3_600_000, NOW_MS + 3_600_000),
+            options=RunOptions(),
+        )
+        statement = plan.statements.by_name()["aggregates"]
+        found = store.query(statement.sql, statement.params).rows
+        total = [r for r in found if r["_total"]]
+        assert [r["_count"] for r in total] == [25]
+    finally:
+        store.close()

@@ -239,6 +239,8 @@ class BufferedInserts:
                 self._changed.wait(left)
 
     def pending_tenants(self) -> list[Tenant]:
+        if not self._tenants:  # the usual answer, without the lock (a read of one dict)
+            return []
         with self._changed:
             return [t for t, s in self._tenants.items() if s.pending]
 
