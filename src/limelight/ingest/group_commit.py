@@ -8,8 +8,10 @@ takes the waiting batches of the same tenant and day (up to ``MAX_GROUP_ROWS``
 and ``MAX_GROUP_BYTES``) into one INSERT; each request is answered once its
 rows are written, as before. There is no timer: a batch that finds a slot free
 goes at once, so a lone client waits for nothing, and the busier the engine,
-the larger the groups. Used in front of the embedded engine; a ClickHouse
-server groups small inserts itself (``async_insert``).
+the larger the groups. Used in front of the embedded engine when its write-ahead
+log is off (``LIMELIGHT_INGEST_BUFFER=false``; with it on, small batches are
+acknowledged from the log and written in large blocks, ``store.events.buffered``);
+a ClickHouse server groups small inserts itself (``async_insert``).
 
 A tenant has one group INSERT at a time: its batches that arrive meanwhile wait
 for it and go together after it, and the other slot serves other tenants. A
