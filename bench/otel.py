@@ -344,9 +344,12 @@ def run(ctx: BenchContext) -> None:
     # with the same concurrency: what the engine alone takes for them.
     tenant = Tenant(ctx.tenant.workspace_id, ctx.tenant.environment_id)
     origin = Origin(tenant, "bench-otlp-direct", redact_secrets=False)
+    limits = IngestLimits(
+        max_event_bytes=256 * 1024, max_events=100_000, max_stored_bytes=64 * 1024 * 1024
+    )
     direct_rows: dict[int, list[EventRow]] = {}
     for n, batch in enumerate(work.otlp):
-        direct_rows[n] = otlp_rows(TRACES, origin, batch.body, Encoding.PROTOBUF, IngestLimits())[0]
+        direct_rows[n] = otlp_rows(TRACES, origin, batch.body, Encoding.PROTOBUF, limits)[0]
     direct_work = [Batch(b"", [], tenant=n) for n in direct_rows]
     direct = ChdbEventStore(ctx.scratch("otel-direct-chdb"))
     direct.start()
