@@ -1,12 +1,17 @@
 """OTLP ingest: spans per second through ``/otel/v1/traces`` beside the Events API, and
 log records and metric data points through ``/otel/v1/logs`` and ``/otel/v1/metrics``.
 
-The same spans go two ways in the same run, with the same concurrency:
+The same spans go three ways in the same run, with the same concurrency:
 
 - otlp: protobuf ExportTraceServiceRequest bodies of 512 spans (the SDK's
   default batch size), as an OpenTelemetry SDK or collector sends them;
 - events: the very events those spans become, as JSON arrays of 512 posted to
-  the Events API, so both paths store the same content.
+  the Events API, so both paths store the same content;
+- direct: the rows the server makes of those spans, inserted into an engine of the
+  bench's own process, one INSERT a request: what the engine alone costs.
+
+An HTTP run ends once a read of the tenant has returned: small batches wait in the
+server's write-ahead log until written, and a read waits for them.
 
 Spans look like real HTTP services: server spans with client and database
 children, semantic-convention attributes, resources with SDK and host details,
@@ -41,8 +46,16 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span, Status
 
 from bench.ingest import Batch, HttpPath, HttpSender, run_concurrently
+from limelight.ingest.batch import IngestLimits
+from limelight.ingest.otlp.codec import Encoding
 from limelight.ingest.otlp.common import Rejections
+from limelight.ingest.otlp.service import otlp_rows
+from limelight.ingest.otlp.signals import TRACES
 from limelight.ingest.otlp.spans import map_spans
+from limelight.ingest.service import Origin
+from limelight.store.events.base import EventRow
+from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.tenant import Tenant
 
 if TYPE_CHECKING:
     from bench.run import BenchContext
@@ -327,15 +340,45 @@ def run(ctx: BenchContext) -> None:
         "logs": make_logs(batches),
         "metrics": make_metrics(batches),
     }
-    times: dict[str, list[float]] = {name: [] for name in paths}
-    for i in range(ctx.repeats):
-        # Alternate the order so neither path always runs on a warmer engine.
-        for name in list(paths) if i % 2 == 0 else reversed(paths):
-            path = paths[name](i)
-            try:
-                times[name].append(run_concurrently(bodies[name], CLIENTS, path.send))
-            finally:
-                path.close()
+    # The rows the server stores for the spans, inserted into an engine of this process
+    # with the same concurrency: what the engine alone takes for them.
+    tenant = Tenant(ctx.tenant.workspace_id, ctx.tenant.environment_id)
+    origin = Origin(tenant, "bench-otlp-direct", redact_secrets=False)
+    limits = IngestLimits(
+        max_event_bytes=256 * 1024, max_events=100_000, max_stored_bytes=64 * 1024 * 1024
+    )
+    direct_rows: dict[int, list[EventRow]] = {}
+    for n, batch in enumerate(work.otlp):
+        direct_rows[n] = otlp_rows(TRACES, origin, batch.body, Encoding.PROTOBUF, limits)[0]
+    direct_work = [Batch(b"", [], tenant=n) for n in direct_rows]
+    direct = ChdbEventStore(ctx.scratch("otel-direct-chdb"))
+    direct.start()
+    times: dict[str, list[float]] = {name: [] for name in [*paths, "direct"]}
+    try:
+        for i in range(ctx.repeats):
+            # Alternate the order so neither path always runs on a warmer engine.
+            for name in [*paths, "direct"] if i % 2 == 0 else reversed([*paths, "direct"]):
+                if name == "direct":
+                    times[name].append(
+                        run_concurrently(
+                            direct_work,
+                            CLIENTS,
+                            lambda b: direct.insert(tenant, direct_rows[b.tenant]),
+                        )
+                    )
+                    continue
+                path = paths[name](i)
+                try:
+                    seconds = run_concurrently(bodies[name], CLIENTS, path.send)
+                    # Until the items are readable: a read waits for what the server's
+                    # write-ahead log still holds of the tenant.
+                    started = time.perf_counter()
+                    ctx.server.read(ctx.tenant.admin_key, limit=1)
+                    times[name].append(seconds + time.perf_counter() - started)
+                finally:
+                    path.close()
+    finally:
+        direct.close()
     head = f"{'path':<36}{'items':>9}{'MB':>7}{'median s':>10}{'min s':>8}{'items/s':>10}"
     print(head)
     print("-" * len(head))
@@ -344,14 +387,16 @@ def run(ctx: BenchContext) -> None:
         "events": "Events API (same events as JSON)",
         "logs": "OTLP /otel/v1/logs (log records)",
         "metrics": "OTLP /otel/v1/metrics (data points)",
+        "direct": "direct INSERT of the spans' rows",
     }
     rate = {}
     for name, label in labels.items():
         median = statistics.median(times[name])
         rate[name] = work.spans / median
-        mb = sum(len(b.body) for b in bodies[name]) / 1e6
+        mb = sum(len(b.body) for b in bodies.get(name, work.otlp)) / 1e6
         print(
             f"{label:<36}{work.spans:>9,}{mb:>7.1f}{median:>10.2f}"
             f"{min(times[name]):>8.2f}{rate[name]:>10,.0f}"
         )
     print(f"spans/s over events/s: {rate['otlp'] / rate['events']:.2f}")
+    print(f"spans/s over the direct INSERT's: {rate['otlp'] / rate['direct']:.2f} (target >= 0.7)")

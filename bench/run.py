@@ -34,6 +34,7 @@ SECTIONS = [
     "queries",
     "search",
     "investigate",
+    "fresh_search",
     "storage",
     "otel",
     "alerts",

@@ -72,6 +72,30 @@ INSERT_SECONDS = Histogram(
     "Time a request's events took to be stored: their INSERT, or the wait for and the "
     "INSERT of the group of small requests they joined.",
 )
+INGEST_BUFFER_BYTES = Gauge(
+    "limelight_ingest_buffer_bytes",
+    "Bytes of acknowledged events in the write-ahead log, not yet in the embedded engine.",
+    multiprocess_mode="livesum",
+)
+INGEST_BUFFER_LAG = Gauge(
+    "limelight_ingest_buffer_lag_seconds",
+    "Seconds the oldest acknowledged event not yet in the embedded engine has waited.",
+    multiprocess_mode="max",
+)
+INGEST_BUFFER_REFUSED = Counter(
+    "limelight_ingest_buffer_refused",
+    "Small batches refused (503) because events wait for the engine beyond a bound, by "
+    "reason: full, tenant_full (the environment's share), lagging, stopping.",
+    ["reason"],
+)
+INGEST_BUFFER_FAILURES = Counter(
+    "limelight_ingest_buffer_insert_failures",
+    "INSERTs from the write-ahead log that the engine failed (each is tried again).",
+)
+INGEST_BUFFER_KEPT_ASIDE = Counter(
+    "limelight_ingest_buffer_kept_aside_events",
+    "Acknowledged events the engine refused to read, kept in the log's refused/ folder.",
+)
 QUERY_RUN_SECONDS = Histogram(
     "limelight_query_run_duration_seconds",
     "Time a query run took to execute (queueing not counted), by its status.",

@@ -32,6 +32,11 @@ def shared_counts(settings: Settings, meta: MetaDB) -> WindowCounts:
     return MemoryCounts()
 
 
+def buffered(settings: Settings) -> bool:
+    """Whether the events store gathers small batches itself (no group commit in front)."""
+    return settings.events_backend == "clickhouse" or settings.ingest_buffer
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -43,8 +48,9 @@ class Runtime:
     # The failed-authentication limits, shared by the console and the OAuth endpoints.
     throttle: FailedAuthThrottle
     retention: Retention
-    # Where ingest stores rows: the embedded engine with small concurrent batches
-    # grouped; a ClickHouse server groups them itself (async_insert).
+    # Where ingest stores rows: the events store (the embedded one buffers small batches
+    # in its write-ahead log, a ClickHouse server gathers them itself: async_insert), or,
+    # with the buffer off, the embedded engine with small concurrent batches grouped.
     ingest: RowSink
     started: bool = field(default=False)
 
@@ -63,7 +69,7 @@ class Runtime:
             Evaluator(settings, meta, events, counts=counts, sealer=sealer),
             FailedAuthThrottle(settings, counts=counts),
             Retention(settings, meta, events),
-            events if settings.events_backend == "clickhouse" else GroupCommit(events),
+            events if buffered(settings) else GroupCommit(events),
         )
 
     @cached_property

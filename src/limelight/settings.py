@@ -137,6 +137,24 @@ class Settings(BaseSettings):
     redact_secrets: bool = Field(
         True, description="Default for new environments: replace values of secret-looking keys."
     )
+    ingest_buffer: bool = Field(
+        True,
+        description="Embedded mode: acknowledge small batches from a write-ahead log in"
+        " data_dir/wal and insert them in large blocks; off: each batch is inserted (grouped"
+        " while the engine is busy) before it is acknowledged.",
+    )
+    ingest_buffer_bytes: int = Field(
+        256 * MIB,
+        gt=0,
+        description="Most bytes of acknowledged events that wait for the embedded engine;"
+        " past it (or an environment's quarter of it) small batches get 503.",
+    )
+    ingest_buffer_lag: float = Field(
+        30,
+        gt=0,
+        description="Seconds the oldest waiting event may wait for the embedded engine;"
+        " past it small batches get 503.",
+    )
 
     otel_default_dataset: str = Field(
         "otel", description="Dataset of OTLP data sent without an x-dataset header."

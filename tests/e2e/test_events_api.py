@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -315,11 +316,23 @@ def test_an_unusable_events_store_is_a_bare_500(tmp_path: Path) -> None:
         for marker in (tmp_path / "broken" / "chdb" / "store").glob("*/*/format_version.txt"):
             shutil.rmtree(marker.parent)
             marker.parent.write_text("not a directory")
-        r = private.send(tenant.ingest_key, "logs", [{"a": 2}])
+        # A large batch is inserted before it is acknowledged: the failure is its answer.
+        r = private.send(tenant.ingest_key, "logs", [{"a": 2}] * 5_000)
         assert r.status_code == 500
         assert r.json() == {"message": "Internal Error"}
         assert r.headers["access-control-allow-origin"] == "*"
         assert "Traceback" not in r.text and "Exception" not in r.text
+        # A small one is acknowledged from the write-ahead log; the background INSERT's
+        # failures show on /metrics (and in the log), and it is tried again.
+        assert private.send(tenant.ingest_key, "logs", [{"a": 3}]).status_code == 202
+        deadline = time.monotonic() + 60
+        while "limelight_ingest_buffer_insert_failures_total 0.0" in (
+            text := web.get(f"{private.url}/metrics", timeout=30).text
+        ):
+            assert time.monotonic() < deadline, "no failed INSERT was counted"
+            time.sleep(0.1)
+        assert "limelight_ingest_buffer_insert_failures_total" in text
+        assert "the events store failed an INSERT" in private.log_path.read_text()
         # The server keeps answering.
         assert private.send("ll_pk_wrong", "logs", [{"a": 3}]).status_code == 401
     finally:

@@ -65,6 +65,7 @@ def test_control_flow_and_refused_values_are_their_documented_kinds() -> None:
         "limelight.auth.oauth.authorize.ErrorRedirect",
         "limelight.auth.oauth.grants._CodeNotUsable",
         "limelight.console.session.LoginRequired",
+        "limelight.store.events.buffered._Stopped",
     }
     invalid = {
         n for n, cls in found.items() if issubclass(cls, InvalidValue) and cls is not InvalidValue

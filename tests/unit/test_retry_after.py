@@ -61,6 +61,11 @@ PROVOKED = {
     ("cli/querying.py", "503"): (1, "the CLI reading a server's 503 (tail retries), not an answer"),
     ("cli/sending.py", "503"): (1, "the CLI reading a server's 503 (send retries), not an answer"),
     ("api/otel.py", "503"): (1, "the gRPC code of a 503 (GRPC_CODES), not an answer"),
+    ("store/events/buffered.py", "Unavailable"): (
+        2,
+        "tests/integration/test_buffered_inserts_chdb.py (past each bound; a read whose "
+        "tenant's events are not in the engine in time), tests/e2e/test_ingest_buffer.py",
+    ),
     ("errors.py", "503"): (1, "Unavailable.status: test_every_unavailable_says_when_to_retry"),
     ("web/problems.py", "Unavailable"): (
         1,

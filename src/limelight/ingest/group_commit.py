@@ -8,8 +8,10 @@ takes the waiting batches of the same tenant and day (up to ``MAX_GROUP_ROWS``
 and ``MAX_GROUP_BYTES``) into one INSERT; each request is answered once its
 rows are written, as before. There is no timer: a batch that finds a slot free
 goes at once, so a lone client waits for nothing, and the busier the engine,
-the larger the groups. Used in front of the embedded engine; a ClickHouse
-server groups small inserts itself (``async_insert``).
+the larger the groups. Used in front of the embedded engine when its write-ahead
+log is off (``LIMELIGHT_INGEST_BUFFER=false``; with it on, small batches are
+acknowledged from the log and written in large blocks, ``store.events.buffered``);
+a ClickHouse server groups small inserts itself (``async_insert``).
 
 A tenant has one group INSERT at a time: its batches that arrive meanwhile wait
 for it and go together after it, and the other slot serves other tenants. A
@@ -43,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from limelight.errors import StoreError
-from limelight.store.events.base import EventRow, EventStore
+from limelight.store.events.base import REFUSED_TEXT, EventRow, EventStore
 from limelight.tenant import Tenant
 from limelight.times import DAY_MS
 
@@ -56,8 +58,6 @@ MAX_GROUP_ROWS = 20_000
 MAX_GROUP_BYTES = 16 * 1024 * 1024
 # As many INSERTs at once as the embedded store has insert sessions (chdb_store).
 SLOTS = 2
-# The engine's codes for a text it could not parse: raised before any row is written.
-REFUSED_TEXT = frozenset({6, 26, 27, 32, 33, 38, 41, 53, 69, 72, 117, 131})
 
 
 @dataclass(slots=True)

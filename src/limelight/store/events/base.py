@@ -67,6 +67,8 @@ INSERT_SETTINGS: Mapping[str, int] = {
     "min_chunk_bytes_for_parallel_parsing": PARSE_CHUNK_BYTES,
 }
 
+# The engine's codes for a text it could not parse: raised before any row is written.
+REFUSED_TEXT = frozenset({6, 26, 27, 32, 33, 38, 41, 53, 69, 72, 117, 131})
 
 _ERROR_CODE = re.compile(r"\bCode: (\d+)\.")
 

@@ -41,13 +41,24 @@ from limelight.store.events.base import (
     engine_error,
     settings_clause,
 )
+from limelight.store.events.buffered import DEFAULT_LIMITS, BufferedInserts, BufferLimits
 from limelight.store.events.ddl import DdlTarget, apply_ddl
+from limelight.store.events.wal import Record
 from limelight.tenant import Tenant
 
 log = logging.getLogger("limelight.store")
 
 _COLUMNS = ", ".join(INSERT_COLUMNS)
 _INSERT_SETTINGS = settings_clause({"async_insert": 0, **INSERT_SETTINGS})
+# The write-ahead log's blocks (buffered.py) build the words index (DDL 0011) as they are
+# written, so a needle of letters over events written a moment ago reads their parts
+# through it rather than whole: the blocks are large and written after the answer, and
+# the index costs about 1.8 µs an event (README). The ngram index (6 µs) is still left
+# to merges.
+_BLOCK_SETTINGS = (
+    settings_clause({"async_insert": 0, **INSERT_SETTINGS, "materialize_skip_indexes_on_insert": 1})
+    + ", exclude_materialize_skip_indexes_on_insert = 'raw_ngrams'"
+)
 
 # ClickHouse reads a bound parameter's text in its escaped (TabSeparated) form,
 # so a backslash, tab or newline in a value must be escaped to arrive intact.
@@ -80,6 +91,12 @@ T = TypeVar("T")
 
 SESSIONS = 4
 INSERT_SESSIONS = 2
+# A batch this large already makes a good part: it is inserted before it is acknowledged,
+# not buffered (buffered.py). Smaller ones go through the write-ahead log.
+DIRECT_ROWS = 5_000
+DIRECT_BYTES = 2 * 1024 * 1024
+DAY_MS = 86_400_000
+MAX_DAYS = 100
 
 
 class SessionPool:
@@ -170,15 +187,21 @@ class ChdbEventStore(TablesOf):
         sessions: int = SESSIONS,
         insert_sessions: int = INSERT_SESSIONS,
         backups: Path | None = None,
+        wal: Path | None = None,
+        buffer_limits: BufferLimits = DEFAULT_LIMITS,
     ) -> None:
         """``backups``: the one directory BACKUP and RESTORE may use (the engine refuses
-        any other; ClickHouse's ``backups.allowed_path``, set when the engine starts)."""
+        any other; ClickHouse's ``backups.allowed_path``, set when the engine starts).
+        ``wal``: the write-ahead log's directory, for small batches (``buffered.py``);
+        without it every batch is inserted before ``insert`` returns."""
         self._path = path
         self._database = database
         options = f"?backups.allowed_path={backups}" if backups is not None else ""
         self._reads = SessionPool(path, sessions, options)
         self._inserts = SessionPool(path, insert_sessions, options)
         self._lock = threading.Lock()
+        self._buffer = BufferedInserts(wal, self, buffer_limits) if wal is not None else None
+        self._flush_timeout = buffer_limits.max_lag
 
     @property
     def path(self) -> Path:
@@ -188,6 +211,9 @@ class ChdbEventStore(TablesOf):
     def start(self) -> None:
         self._open()
         self.migrate()
+        if self._buffer is not None:
+            # After the DDL: what a previous process left in the log goes into today's table.
+            self._buffer.start()
 
     def _open(self) -> None:
         with self._lock:
@@ -204,7 +230,10 @@ class ChdbEventStore(TablesOf):
     def backup(self, target: Path) -> None:
         """A consistent copy of the events database in ``target`` (a new directory under
         the ``backups`` directory), made by the engine while it serves: ClickHouse's
-        BACKUP reads a snapshot of the parts as they are when it starts."""
+        BACKUP reads a snapshot of the parts as they are when it starts; the events
+        still in the write-ahead log are written first."""
+        if self._buffer is not None:
+            self._buffer.flush_all(self._flush_timeout)
         self.command(f"BACKUP DATABASE {self._database} TO File({_literal(str(target))})")
 
     def restore(self, source: Path) -> None:
@@ -219,6 +248,8 @@ class ChdbEventStore(TablesOf):
         apply_ddl(DdlTarget(self._database), lambda sql: self._run(self._reads, sql, "CSV", _text))
 
     def close(self) -> None:
+        if self._buffer is not None:
+            self._buffer.close()
         with self._lock:
             self._close_pools()
 
@@ -246,24 +277,76 @@ class ChdbEventStore(TablesOf):
             return read(res.bytes())
 
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
+        """Store the rows durably: a small batch in the write-ahead log (a read waits for
+        it to reach the engine, ``query``), a large one, or one over more than 100 days,
+        by an INSERT of its own."""
         if not rows:
             return
         body = encode_rows(tenant, rows)
-        # Batches are large, or grouped by ingest.group_commit: a synchronous insert
-        # makes one part per day and returns once it is written, the durability we promise.
-        sql = f"INSERT INTO {self.table} ({_COLUMNS}) SETTINGS {_INSERT_SETTINGS} FORMAT TSV\n"
+        if self._buffer is not None and len(rows) < DIRECT_ROWS and len(body) < DIRECT_BYTES:
+            first = min(r.timestamp_ms for r in rows) // DAY_MS
+            last = max(r.timestamp_ms for r in rows) // DAY_MS
+            if last - first < MAX_DAYS:
+                self._buffer.append(Record(tenant, len(rows), first, last, body))
+                return
+        self._insert(body, _INSERT_SETTINGS)
+
+    def insert_block(self, body: bytes) -> None:
+        """INSERT a block of the write-ahead log (``encode_rows``), returning once it is on
+        disk."""
+        self._insert(body, _BLOCK_SETTINGS)
+
+    def _insert(self, body: bytes, settings: str) -> None:
+        # A synchronous insert makes one part per day and returns once it is written.
+        sql = f"INSERT INTO {self.table} ({_COLUMNS}) SETTINGS {settings} FORMAT TSV\n"
         # As bytes: chDB takes them as they are, where a str would be decoded and copied
         # (2 µs an event of 0.5 kB, and the body's size in memory once more).
         self._run(self._inserts, sql.encode() + body, "CSV", _text)
 
+    def stored_ids(
+        self, tenant: Tenant, ids: Sequence[str], first_ms: int, last_ms: int
+    ) -> set[str]:
+        """Which of ``ids`` the table holds for ``tenant`` between the times (inclusive)."""
+        sql = (
+            f"SELECT id FROM {self.table} WHERE workspace_id = {{w:String}}"
+            " AND environment_id = {e:String}"
+            " AND timestamp BETWEEN fromUnixTimestamp64Milli({a:Int64})"
+            " AND fromUnixTimestamp64Milli({b:Int64}) AND id IN {ids:Array(String)}"
+        )
+        params = {
+            "w": tenant.workspace_id,
+            "e": tenant.environment_id,
+            "a": first_ms,
+            "b": last_ms,
+            "ids": list(ids),
+        }
+        found = self._run(self._reads, sql, RESULT_FORMAT, lambda out: decode_result(out), params)
+        return {row["id"] for row in found.rows}
+
+    def _read_your_writes(self, params: Mapping[str, Any]) -> None:
+        """Wait for the buffered events of the tenants a statement names: every statement
+        over a tenant's events binds its workspace and environment (``query.scope``), so a
+        read sees every event acknowledged before it began."""
+        if self._buffer is None or not params:
+            return
+        pending = self._buffer.pending_tenants()
+        if not pending:
+            return
+        values = {v for v in params.values() if isinstance(v, str)}
+        for tenant in pending:
+            if tenant.workspace_id in values and tenant.environment_id in values:
+                self._buffer.flush(tenant, self._flush_timeout)
+
     def query(
         self, sql: str, params: Mapping[str, Any], columns: Sequence[str] | None = None
     ) -> QueryResult:
+        self._read_your_writes(params)
         return self._run(
             self._reads, sql, RESULT_FORMAT, lambda out: decode_result(out, columns), params
         )
 
     def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        self._read_your_writes(params or {})
         self._run(self._reads, sql, "CSV", _text, params)
 
     def disk_bytes(self) -> int:

@@ -16,11 +16,21 @@ def open_event_store(settings: Settings) -> EventStore:
         return ServerEventStore(
             settings.clickhouse_url, settings.clickhouse_database, settings.clickhouse_cluster
         )
+    from limelight.store.events.buffered import BufferLimits
     from limelight.store.events.chdb_store import ChdbEventStore
 
     return ChdbEventStore(
-        settings.data_dir / "chdb", settings.clickhouse_database, backups=backups_dir(settings)
+        settings.data_dir / "chdb",
+        settings.clickhouse_database,
+        backups=backups_dir(settings),
+        wal=wal_dir(settings) if settings.ingest_buffer else None,
+        buffer_limits=BufferLimits(settings.ingest_buffer_bytes, settings.ingest_buffer_lag),
     )
+
+
+def wal_dir(settings: Settings) -> Path:
+    """The write-ahead log of small batches (embedded), read back at every start."""
+    return settings.data_dir / "wal"
 
 
 def backups_dir(settings: Settings) -> Path:
