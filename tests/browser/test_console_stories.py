@@ -77,7 +77,10 @@ def test_find_an_event_by_free_text_open_its_detail_and_filter(console: Console)
     expect(detail).to_contain_text('"_service": "search"')
     console.shot("event")
 
-    page.get_by_role("link", name="Events of shop").click()
+    # Back to the page it was opened from: the search is still there.
+    page.get_by_role("link", name="Events of shop (filtered)").click()
+    expect(rows(console)).to_have_count(1)
+    page.get_by_label("Search", exact=True).fill("")
     page.get_by_text("Filters and columns").click()
     page.get_by_label("Filter key").first.fill("http.status")
     page.get_by_label("Operation").first.select_option("=")

@@ -92,6 +92,7 @@ def pages_of(m: Member) -> list[str]:
     return [
         f"{m.base}/events",
         f"{m.base}/events?ds=orders&q=paid&fk=duration&fo=%3E&fv=1",
+        f"{m.base}/events?ds=orders&open=duration",  # the field sidebar's values drawn
         f"{m.base}/events/orders/{e['_id']}?t={e['_timestamp']}",
         f"{m.base}/events/orders/{e['_id']}",  # without its time: found all the same
         f"{m.base}/datasets",

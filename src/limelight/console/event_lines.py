@@ -8,10 +8,17 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from limelight.event_json import SYSTEM_FIELDS
 from limelight.query.results import lookup
 
+# A level's tone, by its lower-cased text (syslog's names, OpenTelemetry's, common
+# abbreviations). Rows of these stand out on the Events page.
+ERROR_LEVELS = frozenset(
+    {"error", "err", "fatal", "critical", "crit", "alert", "emerg", "emergency", "panic"}
+)
+WARN_LEVELS = frozenset({"warn", "warning"})
 # The first of these that holds text is the event's summary; else its JSON.
 MESSAGE_KEYS = ("message", "msg", "name", "body", "error", "event", "log")
 MAX_CELL = 200
@@ -41,6 +48,14 @@ def summary(event: Mapping[str, Any]) -> str:
     return clip(compact(rest))
 
 
+def tone_of(level: str | None) -> str | None:
+    """``error``, ``warn`` or None (nothing to stand out) for a level's text."""
+    text = (level or "").strip().lower()
+    if text in ERROR_LEVELS:
+        return "error"
+    return "warn" if text in WARN_LEVELS else None
+
+
 def as_trace_id(text: str) -> str | None:
     """``text`` as a trace id (case and surrounding spaces aside), or None."""
     tid = text.strip().lower()
@@ -64,17 +79,34 @@ class EventLine:
     link: str
     trace_id: str | None
     trace: str | None  # the trace's page, when it has one
+    level: str | None = None  # the value of the dataset's level key, as text
+    tone: str | None = None  # "error" or "warn" when the level says so
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def event_link(base: str, event: Mapping[str, Any]) -> str:
-    return f"{base}/events/{event['_dataset']}/{event['_id']}?t={event['_timestamp']}"
+def event_link(base: str, event: Mapping[str, Any], back: Sequence[tuple[str, str]] = ()) -> str:
+    """An event's page; ``back`` is the address of the Events page it is opened from
+    (its dataset, timeframe, search and filters), which the page's breadcrumb leads to."""
+    address = urlencode([("t", event["_timestamp"]), *back])
+    return f"{base}/events/{event['_dataset']}/{event['_id']}?{address}"
 
 
-def event_line(base: str, event: Mapping[str, Any], columns: Sequence[str]) -> EventLine:
+def event_line(
+    base: str,
+    event: Mapping[str, Any],
+    columns: Sequence[str],
+    back: Sequence[tuple[str, str]] = (),
+    level_key: str | None = None,
+) -> EventLine:
+    """``level_key``: the dataset's level-like key, whose value the line shows and
+    whose tone colours it (see ``field_actions.LEVEL_KEYS``)."""
     trace_id = trace_id_of(event)
+    level: str | None = None
+    if level_key is not None:
+        found, value = lookup(event, level_key)
+        level = clip(compact(value), 40) if found and value is not None else None
     cells = []
     for column in columns:
         found, value = lookup(event, column)
@@ -86,9 +118,11 @@ def event_line(base: str, event: Mapping[str, Any], columns: Sequence[str]) -> E
         service=str(event["_service"]),
         summary=summary(event),
         cells=cells,
-        link=event_link(base, event),
+        link=event_link(base, event, [(k, v) for k, v in back if v != ""]),
         trace_id=trace_id,
         trace=f"{base}/traces/{trace_id}?t={event['_timestamp']}" if trace_id else None,
+        level=level,
+        tone=tone_of(level),
     )
 
 

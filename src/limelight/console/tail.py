@@ -24,6 +24,7 @@ from starlette.responses import Response, StreamingResponse
 
 from limelight.console.event_lines import event_line
 from limelight.console.explorer import Search
+from limelight.console.field_actions import LEVEL_KEYS
 from limelight.console.route import console_router
 from limelight.console.running import loads
 from limelight.console.scope import Here, Place
@@ -83,7 +84,12 @@ def _after(fields: QueryFields, since: str) -> QueryFields:
 
 
 def look(
-    rt: Runtime, here: Place, search: Search, fields: QueryFields, since: str
+    rt: Runtime,
+    here: Place,
+    search: Search,
+    fields: QueryFields,
+    since: str,
+    level: str | None = None,
 ) -> tuple[list[dict[str, Any]], str, int]:
     """The lines of events stored after ``since`` (newest first), the id to go on from,
     and how many arrived in all (more than a batch are not all shown)."""
@@ -102,7 +108,8 @@ def look(
     if not events:
         return [], since, 0
     newest = max(str(e["_id"]) for e in events)
-    lines = [event_line(here.base, e, search.columns).to_json() for e in events]
+    back = search.params()
+    lines = [event_line(here.base, e, search.columns, back, level).to_json() for e in events]
     return lines, newest, int(data["count"])
 
 
@@ -117,6 +124,9 @@ async def tail(request: Request, here: Here) -> Response:
     asked = request.headers.get("last-event-id") or request.query_params.get("after", "")
     resumed = asked[:MAX_ID]
     since = resumed if resumed.isalnum() else id_floor(now_ms())
+    # The page's level key, shown on each line (one of LEVEL_KEYS; anything else is not).
+    level = request.query_params.get("level")
+    level = level if level in LEVEL_KEYS else None
     slots: TailSlots = request.app.state.tail_slots
     workspace = here.env.workspace_id
 
@@ -132,7 +142,7 @@ async def tail(request: Request, here: Here) -> Response:
             while loop.time() < end and not await request.is_disconnected():
                 try:
                     lines, since, arrived = await run_in_threadpool(
-                        look, rt, here, search, fields, since
+                        look, rt, here, search, fields, since, level
                     )
                 except RunFailed as exc:
                     yield message("problem", str(exc))

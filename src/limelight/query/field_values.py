@@ -22,7 +22,7 @@ from typing import Any
 from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.scope import Scope
-from limelight.query.spec import Filter, Namespace, QueryFields
+from limelight.query.spec import Filter, Namespace, Needle, QueryFields
 from limelight.query.sql import Params
 from limelight.query.values import decode, value_sql
 from limelight.query.where import Where
@@ -53,9 +53,13 @@ def compile_field_values(
     stored: StoredTypes,
     limit: int = DEFAULT_LIMIT,
     sample: int = SAMPLE_EVENTS,
+    needle: Needle | None = None,
 ) -> FieldValuesPlan:
-    """``stored`` holds the types of ``key`` and of the filters' keys."""
-    fields = QueryFields(namespaces=[Namespace(type="dataset", value=dataset)], filters=filters)
+    """``stored`` holds the types of ``key`` and of the filters' keys; ``needle`` is a
+    free-text search the events must also match (the console's Events page has one)."""
+    fields = QueryFields(
+        namespaces=[Namespace(type="dataset", value=dataset)], filters=filters, needle=needle
+    )
     where = Where(scope, fields, stored)
     items = value_sql(stored.expr(key)).items()
     params = Params()

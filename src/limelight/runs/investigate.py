@@ -31,7 +31,7 @@ from limelight.query.keys import MAX_LISTED_SUB_PATHS, SYSTEM_FIELDS, StoredType
 from limelight.query.lookups import datasets_paths_statement
 from limelight.query.plans import CompiledQuery, PatternFields, Timeframe
 from limelight.query.scope import Scope
-from limelight.query.spec import Filter, KeySpec, QueryFields
+from limelight.query.spec import Filter, KeySpec, Needle, QueryFields
 from limelight.runs.engine_errors import CANNOT_COMPILE_REGEXP, CANNOT_PARSE_ESCAPE_SEQUENCE
 from limelight.runs.limits import RunLimits, store_failure_message, timeout_message
 from limelight.runs.lookups import dataset_exists, paths_below, stored_types
@@ -94,14 +94,23 @@ def field_values(
     limit: int,
     limits: RunLimits,
     deadline: float,
+    needle: Needle | None = None,
 ) -> dict[str, Any]:
     """``{key, values, distinct, events, sampled}``; 404 for a dataset without events."""
     check_dataset(dataset)
     limits.check_timeframe(timeframe.from_ms, timeframe.to_ms)
-    query = QueryFields(filters=filters)
+    query = QueryFields(filters=filters, needle=needle)
     stored = _types(store, tenant, [query, _reading(key)], limits)
     plan = compile_field_values(
-        _scope(tenant, limits), store.table, dataset, key, filters, timeframe, stored, limit
+        _scope(tenant, limits),
+        store.table,
+        dataset,
+        key,
+        filters,
+        timeframe,
+        stored,
+        limit,
+        needle=needle,
     )
     rows = _rows(store, plan.statement, limits, pattern_fields(query))
     if not rows and not dataset_exists(store, tenant, dataset, limits):

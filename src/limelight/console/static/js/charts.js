@@ -83,7 +83,7 @@ function stack(lines) {
   });
 }
 
-// lines: [{label, values}] over `times` (unix ms); options: {height, bars, stacked,
+// lines: [{label, values, colour?}] over `times` (unix ms); options: {height, bars, stacked,
 // threshold, yLabel, span: [fromMs, toMs], onZoom(fromMs, toMs) (default: zoomTo; null:
 // no zoom), small (a chart in a table's row: no axes, no legend, 120 px wide at least)}.
 export function timeChart(el, times, lines, options = {}) {
@@ -97,11 +97,12 @@ export function timeChart(el, times, lines, options = {}) {
   const order = options.stacked ? [...drawn.keys()].reverse() : [...drawn.keys()];
   for (const i of order) {
     const line = drawn[i];
+    const hue = line.colour ?? colour(i); // a line may name its own (#rrggbb)
     series.push({
       label: line.label,
-      stroke: colour(i),
+      stroke: hue,
       width: bars ? 1 : 2,
-      fill: bars ? colour(i) + (options.stacked ? "cc" : "99") : undefined,
+      fill: bars ? hue + (options.stacked ? "cc" : "99") : undefined,
       paths: bars ? uPlot.paths.bars({ size: [0.8, 60] }) : undefined,
       // Points where a line is made of few values (a sparse series is otherwise dashes).
       points: { show: !bars && line.values.filter((v) => v != null).length <= 30 },
