@@ -38,6 +38,7 @@ SECTIONS = [
     "alerts",
     "console",
     "scale",
+    "investigate",
 ]
 
 
