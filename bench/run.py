@@ -42,6 +42,7 @@ SECTIONS = [
     "boards",
     "scale",
     "contention",
+    "investigate_engine",
 ]
 
 

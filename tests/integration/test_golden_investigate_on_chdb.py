@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from limelight.query.bubble_up import bounds_of, bubble_up_answer
+from limelight.query.bubble_up import bounds_of, bubble_up_answer, near_unique
 from limelight.query.bubble_up_spec import Region
 from limelight.query.field_values import field_values_answer
 from limelight.runs.limits import RunLimits
@@ -21,12 +21,15 @@ from tests.unit.query.golden_investigate_cases import (
     BUBBLE_UP,
     ENVIRONMENT,
     FIELD_VALUES,
+    PROFILE_KEYS,
+    PROFILE_NUMBERS,
     STORED,
     WORKSPACE,
-    bounds_statement,
     bubble_up_plan,
     bubble_up_request,
     field_values_plan,
+    profile_statement,
+    sides_statement,
 )
 
 TENANT = Tenant(WORKSPACE, ENVIRONMENT)
@@ -76,14 +79,34 @@ def test_field_values_case_answers_like_the_reference(
     assert sorted(got.values(), reverse=True) == sorted(counts.values(), reverse=True)[:limit]
 
 
-def test_the_bounds_are_the_deciles_of_number_keys_with_many_values(
+def test_the_profile_finds_the_deciles_of_number_keys_with_many_values(
     store: Any, records: list[ref.Record]
 ) -> None:
-    statement = bounds_statement()
+    statement = profile_statement()
     [row] = store.query(statement.sql, statement.params, statement.columns).rows
-    bounds = bounds_of(["duration", "ratio"], row)
+    bounds = bounds_of(PROFILE_NUMBERS, row)
     assert set(bounds) == {"duration"}  # ratio holds four numbers: compared one by one
     assert bounds["duration"] == sorted(bounds["duration"]) and len(bounds["duration"]) == 9
+    # duration has a value of its own in most events, but is compared by ranges
+    assert near_unique(PROFILE_KEYS, row) == ["duration"]
+    assert near_unique(PROFILE_KEYS, row, bounds) == []
+    query = DATASET_A
+    held = {
+        k: [r for r in ref.select(records, query, FRM, TO) if iref.values_of(r, k)]
+        for k in PROFILE_KEYS
+    }
+    for i, key in enumerate(PROFILE_KEYS):
+        assert row[f"h{i}"] == len(held[key]), key
+        distinct = set().union(*(iref.values_of(r, key) for r in held[key]))
+        assert row[f"d{i}"] == len(distinct), key
+
+
+def test_the_sides_are_counted_like_the_reference(store: Any, records: list[ref.Record]) -> None:
+    statement = sides_statement()
+    [row] = store.query(statement.sql, statement.params, statement.columns).rows
+    body = BUBBLE_UP["bubble_filters"][0]
+    chosen, rest = iref.sides(records, DATASET_A, body["selection"], FRM, TO)
+    assert (row["s"], row["b"]) == (len(chosen), len(rest))
 
 
 def _region(records: list[ref.Record], region: Region) -> list[ref.Record]:
@@ -103,7 +126,7 @@ def _region(records: list[ref.Record], region: Region) -> list[ref.Record]:
 def test_bubble_up_case_counts_each_side_like_the_reference(
     name: str, store: Any, records: list[ref.Record]
 ) -> None:
-    body, _ = BUBBLE_UP[name]
+    body = BUBBLE_UP[name][0]
     request = bubble_up_request(name)
     plan = bubble_up_plan(name)
     rows = store.query(plan.statement.sql, plan.statement.params, plan.statement.columns).rows

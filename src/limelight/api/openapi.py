@@ -765,8 +765,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "its most common values (numbers with many values as decile ranges "
         "`{from, to}`, a missing key as null); keys ranked by `score`, the total variation "
         "distance of the two distributions (0: alike, 1: no value in common). Each side "
-        "reads at most its newest events (1,000,000 over 25 keys, fewer over more keys): "
-        "`sampled` says a side reached that bound.",
+        "reads at most about its newest 7,000,000 / (keys + 1) events (1,000,000 at most): "
+        "`sampled` says a side held more. Keys of ids are left out, named in `near_unique`.",
         "security": ADMIN,
         "requestBody": _body(
             {"type": "object", "required": ["from", "to", "selection"]},
@@ -785,6 +785,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                     "baseline": 97000,
                     "sampled": False,
                     "keys_left_out": 0,
+                    "near_unique": ["requestId"],
                     "dimensions": [
                         {
                             "key": "region",

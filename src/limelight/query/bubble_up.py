@@ -1,15 +1,20 @@
 """BubbleUp: what sets a selection of a query's events apart from the rest (the baseline).
 
-Two statements, each one pass over the events:
+Three statements, each one pass over the events:
 
-- ``bounds`` (only when a key holds numbers): over the query's newest
-  ``BOUNDS_SAMPLE`` events, each number key's count of distinct values and its
-  deciles. A key with few distinct numbers is compared value by value; any
-  other is compared by the deciles' ranges (``{"from", "to"}``), where a
-  value-by-value count of a duration would find every value rare on both sides.
+- ``profile``: over the query's newest ``PROFILE_SAMPLE`` events, each key's
+  events and distinct values, and each number key's distinct numbers and
+  deciles. A key with a value of its own in nearly every event (an id) is left
+  out (``near_unique`` in the answer). A key with few distinct numbers is
+  compared value by value; any other number key by the deciles' ranges
+  (``{"from", "to"}``), where a value-by-value count of a duration would find
+  every value rare on both sides.
+- ``sides``: how many events of the query each side holds (the columns of the
+  query and the selection alone), so that a side known to fit its sample is
+  read without sorting.
 - ``compare``: both sides in one statement (a UNION ALL of the selection's
-  newest events and the baseline's, each read newest first and at most
-  ``side_sample`` of them), every event's values of every key joined out as
+  events and the baseline's, each from the time its newest ``side_sample``
+  events begin when it holds more), every event's values of every key joined out as
   (key, value) rows, counted per side with one GROUP BY; a missing key counts as
   a value of its own (null). Per key the ``TOP_VALUES`` values most common on
   either side are returned, with the key's totals per side, so the rest are
@@ -28,7 +33,7 @@ defined by (they differ by definition) nor the event's time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,14 +49,23 @@ from limelight.query.where import Where, filter_sql
 # The most events read per side. Cost grows with events x keys (one row per event and
 # key is counted): see ``side_sample``.
 SIDE_SAMPLE = 1_000_000
-# Events x (keys + 1) read in one comparison at most: 1M events of 25 keys, 0.9-1.4 s
-# on 2 cores (bench/investigate.py), within the 2 s goal.
-ROW_BUDGET = 26_000_000
+# Events x (keys + 1) read in one comparison at most. A (event, key) costs about 0.35 µs
+# of CPU (bench/investigate.py's events: 4.3 CPU-seconds for 660,000 events of 19 keys);
+# with this budget the whole answer over 1M events of 19 keys took 3.4 CPU-seconds
+# (lookups, profile and sides included; 360,000 events a side): about 2 s of wall time on
+# 2 idle cores by that count, not measured so (a load average of 11 made it 9 s).
+ROW_BUDGET = 7_000_000
 MIN_SIDE_SAMPLE = 10_000
 # The most keys compared (by name); more are left out and counted in the answer.
 MAX_KEYS = 200
-BOUNDS_SAMPLE = 10_000
-# A number key with at most this many distinct values (in the bounds' sample) is
+PROFILE_SAMPLE = 10_000
+# A key with a distinct value in more than this share of the profile's events holding it
+# (ids: requestId, traceId) is left out: none of its values can be common on either side,
+# and counting them dominated the comparison (over 1M events of 20 keys, two such keys
+# took 3.7 of its 8.2 CPU-seconds). HyperDX leaves out keys 90% unique alike.
+NEAR_UNIQUE = 0.9
+NEAR_UNIQUE_EVENTS = 100
+# A number key with at most this many distinct values (in the profile) is
 # compared value by value (HTTP statuses, small counts); above, by its deciles.
 EXACT_NUMBERS = 12
 DECILES = "0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9"
@@ -99,40 +113,65 @@ def _query_where(scope: Scope, fields: QueryFields, stored: StoredTypes) -> Wher
     return Where(scope, fields, stored)
 
 
-def compile_bounds(
+def compile_profile(
     scope: Scope,
     table: str,
     fields: QueryFields,
     timeframe: Timeframe,
     stored: StoredTypes,
     keys: Sequence[str],
+    numbers: Sequence[str],
 ) -> CompiledQuery:
-    """Per number key (``u0``, ``q0``..): its distinct numbers and deciles, over the
-    query's newest ``BOUNDS_SAMPLE`` events."""
+    """Over the query's newest ``PROFILE_SAMPLE`` events: per key (``h0``, ``d0``..) the
+    events holding a value of it and its distinct values; per number key (``u0``, ``q0``..)
+    its distinct numbers and deciles."""
     params = Params()
     where = _query_where(scope, fields, stored)
-    columns = ", ".join(f"{stored.expr(k).scalars['number']} AS n{i}" for i, k in enumerate(keys))
+    columns = [f"{value_sql(stored.expr(k)).items()} AS x{i}" for i, k in enumerate(keys)]
+    columns += [f"{stored.expr(k).scalars['number']} AS n{i}" for i, k in enumerate(numbers)]
     inner = scope.select(
-        columns,
+        ", ".join(columns),
         table,
         where.render(params, timeframe),
-        f" ORDER BY timestamp DESC LIMIT {params.add(BOUNDS_SAMPLE, 'UInt32')}",
+        f" ORDER BY timestamp DESC LIMIT {params.add(PROFILE_SAMPLE, 'UInt32')}",
         inner=True,
     )
-    stats = ", ".join(
+    stats = [f"countIf(notEmpty(x{i})) AS h{i}, uniqArray(x{i}) AS d{i}" for i in range(len(keys))]
+    stats += [
         f"uniq(n{i}) AS u{i}, quantilesExactInclusive({DECILES})(n{i}) AS q{i}"
-        for i in range(len(keys))
-    )
-    names = tuple(name for i in range(len(keys)) for name in (f"u{i}", f"q{i}"))
+        for i in range(len(numbers))
+    ]
+    names = [name for i in range(len(keys)) for name in (f"h{i}", f"d{i}")]
+    names += [name for i in range(len(numbers)) for name in (f"u{i}", f"q{i}")]
     return CompiledQuery(
-        f"SELECT {stats} FROM ({inner}) LIMIT 1" + scope.settings(), params.values, names
+        f"SELECT {', '.join(stats)} FROM ({inner}) LIMIT 1" + scope.settings(),
+        params.values,
+        tuple(names),
     )
 
 
-def bounds_of(keys: Sequence[str], row: Mapping[str, Any] | None) -> dict[str, list[float]]:
-    """The keys compared by ranges, with their bounds (distinct deciles, ascending)."""
+def near_unique(
+    keys: Sequence[str], row: Mapping[str, Any] | None, ranged: Collection[str] = ()
+) -> list[str]:
+    """The keys with a value of their own in nearly every event (ids): at least
+    ``NEAR_UNIQUE_EVENTS`` events of the profile hold one, and ``NEAR_UNIQUE`` as many
+    distinct values as those events; not those ``ranged`` (numbers compared by ranges,
+    a duration's)."""
+    if row is None:
+        return []
+    return [
+        key
+        for i, key in enumerate(keys)
+        if key not in ranged
+        and int(row[f"h{i}"]) >= NEAR_UNIQUE_EVENTS
+        and int(row[f"d{i}"]) > NEAR_UNIQUE * int(row[f"h{i}"])
+    ]
+
+
+def bounds_of(numbers: Sequence[str], row: Mapping[str, Any] | None) -> dict[str, list[float]]:
+    """The number keys compared by ranges, with their bounds (distinct deciles, ascending)."""
     out: dict[str, list[float]] = {}
-    for i, key in enumerate(keys):
+    for i, key in enumerate(numbers):
         if row is None or int(row[f"u{i}"]) <= EXACT_NUMBERS:
             continue
         deciles = sorted({float(q) for q in row[f"q{i}"] if q is not None})
@@ -167,6 +206,8 @@ class BubbleUpPlan:
     statement: CompiledQuery
     side_sample: int
     keys_left_out: int
+    sampled: bool | None = None  # a side held more events than its sample; None: unknown
+    near_unique: tuple[str, ...] = ()  # keys left out: a distinct value in nearly every event
 
 
 def compile_bubble_up(
@@ -177,8 +218,11 @@ def compile_bubble_up(
     keys: Sequence[str],
     bounds: Mapping[str, list[float]],
     keys_left_out: int = 0,
+    sides: Sides | None = None,
+    near_unique_keys: tuple[str, ...] = (),
 ) -> BubbleUpPlan:
-    """``stored`` holds the types of ``keys`` and of the query's and selection's keys."""
+    """``stored`` holds the types of ``keys`` and of the query's and selection's keys;
+    ``sides`` the events of each side (``compile_sides``), when known."""
     where = _query_where(scope, request.fields, stored)
     timeframe = Timeframe(request.from_ms, request.to_ms)
     sample = side_sample(len(keys))
@@ -192,17 +236,23 @@ def compile_bubble_up(
         else:
             pairs.append(f"arrayMap(v -> ({i}, v), {values.items_or_missing()})")
     kvs = f"arrayConcat({', '.join(pairs)}) AS kvs"
-    sides = []
-    for side in (1, 0):
+    reads = []
+    for side, since in zip((1, 0), sides.since if sides else (None, None), strict=True):
         cond = where.render(params, timeframe)
         selected = _selection_sql(request, params, stored)
-        test = selected if side else f"NOT ifNull({selected}, 0)"
-        limit = params.add(sample, "UInt32")
-        tail = f" AND {test} ORDER BY timestamp DESC LIMIT {limit}"
-        sides.append(f"({scope.select(f'{side} AS sel, {kvs}', table, cond, tail, inner=True)})")
+        tail = f" AND {selected}" if side else f" AND NOT ifNull({selected}, 0)"
+        if since is not None:
+            # Its newest events, by time: the primary key skips the older parts. Sorting
+            # instead (ORDER BY timestamp DESC LIMIT) sorted every event's values when
+            # the query spans datasets (the sort key has the dataset before the time):
+            # 26 CPU-seconds for a baseline of 9.7M events against 4 (this, 631,000 read).
+            tail += f" AND timestamp >= fromUnixTimestamp64Milli({params.add(since, 'Int64')})"
+        elif sides is None:  # unknown: newest first, stopping at the sample
+            tail += f" ORDER BY timestamp DESC LIMIT {params.add(sample, 'UInt32')}"
+        reads.append(f"({scope.select(f'{side} AS sel, {kvs}', table, cond, tail, inner=True)})")
     counted = (
         "SELECT kv.1 AS k, kv.2 AS v, countIf(sel = 1) AS s, countIf(sel = 0) AS b"
-        f" FROM ({' UNION ALL '.join(sides)}) ARRAY JOIN kvs AS kv GROUP BY k, v"
+        f" FROM ({' UNION ALL '.join(reads)}) ARRAY JOIN kvs AS kv GROUP BY k, v"
     )
     shares = (
         "SELECT k, v, s, b, sum(s) OVER (PARTITION BY k) AS ks, sum(b) OVER (PARTITION BY k) AS kb,"
@@ -221,7 +271,61 @@ def compile_bubble_up(
         statement=CompiledQuery(sql + scope.settings(), params.values, COLUMNS),
         side_sample=sample,
         keys_left_out=keys_left_out,
+        sampled=None if sides is None else any(t is not None for t in sides.since),
+        near_unique=near_unique_keys,
     )
+
+
+# The levels of a side's times the ``sides`` statement gives, to find where its newest
+# ``side_sample`` events begin.
+TIME_LEVELS = tuple(i / 100 for i in range(1, 100))
+
+
+def compile_sides(
+    scope: Scope, table: str, request: BubbleUpRequest, stored: StoredTypes
+) -> CompiledQuery:
+    """How many events of the query each side holds (``s``, ``b``) and the percentiles of
+    their times (``ts``, ``tb``): a pass over the columns of the query and the selection
+    alone."""
+    params = Params()
+    where = _query_where(scope, request.fields, stored)
+    cond = where.render(params, Timeframe(request.from_ms, request.to_ms))
+    selected = _selection_sql(request, params, stored)
+    levels = ", ".join(f"{level:g}" for level in TIME_LEVELS)
+    time = "toUnixTimestamp64Milli(timestamp)"
+    columns = (
+        f"countIf({selected} AS selected) AS s, countIf(NOT ifNull(selected, 0)) AS b,"
+        f" quantilesIf({levels})({time}, selected) AS ts,"
+        f" quantilesIf({levels})({time}, NOT ifNull(selected, 0)) AS tb"
+    )
+    return CompiledQuery(
+        scope.select(columns, table, cond, " LIMIT 1"), params.values, ("s", "b", "ts", "tb")
+    )
+
+
+@dataclass(frozen=True)
+class Sides:
+    """The events of each side, and for a side with more than its sample the time its
+    newest ``side_sample`` events begin at (about: from the percentiles of its times)."""
+
+    counts: tuple[int, int]
+    since: tuple[int | None, int | None] = (None, None)
+
+
+def sides_of(row: Mapping[str, Any] | None, keys: int) -> Sides:
+    if row is None:
+        return Sides((0, 0))
+    sample = side_sample(keys)
+    counts = (int(row["s"]), int(row["b"]))
+
+    def since(count: int, times: Sequence[float]) -> int | None:
+        if count <= sample or not times:
+            return None
+        wanted = 1 - sample / count  # the share of the side's events older than its sample
+        levels = zip(TIME_LEVELS, times, strict=True)
+        return int(next((t for level, t in levels if level >= wanted), times[-1]))
+
+    return Sides(counts, (since(counts[0], row["ts"]), since(counts[1], row["tb"])))
 
 
 def total_variation(counts: Sequence[tuple[int, int]], sides: tuple[int, int]) -> float:
@@ -245,8 +349,9 @@ def bubble_up_answer(plan: BubbleUpPlan, rows: Sequence[Mapping[str, Any]]) -> d
     return {
         "selection": sides[0],
         "baseline": sides[1],
-        "sampled": max(sides) >= plan.side_sample,
+        "sampled": max(sides) >= plan.side_sample if plan.sampled is None else plan.sampled,
         "keys_left_out": plan.keys_left_out,
+        "near_unique": list(plan.near_unique),
         "dimensions": dimensions,
     }
 

@@ -20,9 +20,12 @@ from limelight.query.bubble_up import (
     bounds_of,
     bubble_up_answer,
     candidate_keys,
-    compile_bounds,
     compile_bubble_up,
+    compile_profile,
+    compile_sides,
+    near_unique,
     number_keys,
+    sides_of,
 )
 from limelight.query.bubble_up_spec import BubbleUpRequest, Region
 from limelight.query.compile import json_keys, pattern_fields, presence_keys
@@ -138,8 +141,9 @@ def _patterns(request: BubbleUpRequest) -> PatternFields:
 def plan_bubble_up(
     store: EventStore, tenant: Tenant, request: BubbleUpRequest, limits: RunLimits
 ) -> BubbleUpPlan:
-    """The comparison's plan: its keys from the recorded paths, the bounds of its number
-    keys from a first, small statement."""
+    """The comparison's plan: its keys from the recorded paths, which of them are near
+    unique and the bounds of its number keys from a first, small statement, and the
+    events of each side from a second."""
     scope = _scope(tenant, limits)
     fields = request.fields
     datasets = sorted({ns.value for ns in fields.namespaces or [] if ns.type == "dataset"})
@@ -156,11 +160,27 @@ def plan_bubble_up(
     timeframe = Timeframe(request.from_ms, request.to_ms)
     numbers = number_keys(keys, stored)
     bounds: dict[str, list[float]] = {}
-    if numbers:
-        statement = compile_bounds(scope, store.table, fields, timeframe, stored, numbers)
+    unique: list[str] = []
+    if keys:
+        statement = compile_profile(scope, store.table, fields, timeframe, stored, keys, numbers)
         found = _rows(store, statement, limits, _patterns(request))
         bounds = bounds_of(numbers, found[0] if found else None)
-    return compile_bubble_up(scope, store.table, request, stored, keys, bounds, left_out)
+        unique = near_unique(keys, found[0] if found else None, bounds)
+        keys = [k for k in keys if k not in unique]
+    sides = _rows(
+        store, compile_sides(scope, store.table, request, stored), limits, _patterns(request)
+    )
+    return compile_bubble_up(
+        scope,
+        store.table,
+        request,
+        stored,
+        keys,
+        bounds,
+        left_out,
+        sides_of(sides[0] if sides else None, len(keys)),
+        tuple(unique),
+    )
 
 
 def bubble_up(

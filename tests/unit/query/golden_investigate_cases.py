@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from limelight.query.bubble_up import BubbleUpPlan, compile_bounds, compile_bubble_up
+from limelight.query.bubble_up import (
+    BubbleUpPlan,
+    compile_bubble_up,
+    compile_profile,
+    compile_sides,
+    sides_of,
+)
 from limelight.query.bubble_up_spec import BubbleUpRequest, validate_bubble_up
 from limelight.query.field_values import (
     SAMPLE_EVENTS,
@@ -70,8 +76,8 @@ FIELD_VALUES: dict[str, tuple[str, list[dict[str, Any]], int, int]] = {
 
 _FROM, _TO = TIMEFRAME.from_ms, TIMEFRAME.to_ms
 _HALF = _FROM + (_TO - _FROM) // 2
-# name -> (body, bounds of number keys)
-BUBBLE_UP: dict[str, tuple[dict[str, Any], dict[str, list[float]]]] = {
+# name -> (body, bounds of number keys, events of each side: None unknown)
+BUBBLE_UP: dict[str, tuple[dict[str, Any], dict[str, list[float]], tuple[int, int] | None]] = {
     "bubble_filters": (
         {
             "namespaces": [{"type": "dataset", "value": "golden-a"}],
@@ -80,6 +86,7 @@ BUBBLE_UP: dict[str, tuple[dict[str, Any], dict[str, list[float]]]] = {
             "selection": {"filters": [{"key": "status", "operation": "=", "value": 500}]},
         },
         {"duration": [10.0, 100.0, 1000.0]},
+        None,
     ),
     "bubble_region": (
         {
@@ -90,6 +97,18 @@ BUBBLE_UP: dict[str, tuple[dict[str, Any], dict[str, list[float]]]] = {
             "selection": {"from": _HALF, "to": _TO, "key": "duration", "min": 100, "max": 2000},
         },
         {},
+        (20, 80),  # both sides fit their samples: read whole
+    ),
+    # The baseline holds twice its sample: its newest half is read, from the time the
+    # percentiles of its times say (all of the chDB test's events are newer).
+    "bubble_sampled": (
+        {
+            "from": _FROM,
+            "to": _TO,
+            "selection": {"filters": [{"key": "status", "operation": "=", "value": 500}]},
+        },
+        {"duration": [10.0, 100.0, 1000.0]},
+        (20, 2_000_000),
     ),
 }
 
@@ -111,17 +130,33 @@ def bubble_up_request(name: str) -> BubbleUpRequest:
 def bubble_up_plan(name: str) -> BubbleUpPlan:
     request = bubble_up_request(name)
     keys = [k for k in BUBBLE_KEYS if k not in request.selection_keys()]
-    return compile_bubble_up(SCOPE, TABLE, request, STORED, keys, BUBBLE_UP[name][1])
+    _, bounds, counts = BUBBLE_UP[name]
+    if counts is None:
+        return compile_bubble_up(SCOPE, TABLE, request, STORED, keys, bounds)
+    # One percentile of each side's times per 1%: the baseline's newest events from 1,300.
+    times = [1_000.0 + i * 10 for i in range(99)]
+    row = {"s": counts[0], "b": counts[1], "ts": times, "tb": times}
+    sides = sides_of(row, len(keys))
+    return compile_bubble_up(SCOPE, TABLE, request, STORED, keys, bounds, sides=sides)
 
 
-def bounds_statement() -> CompiledQuery:
+PROFILE_KEYS = ["_service", "http.method", "tags", "duration", "ratio"]
+PROFILE_NUMBERS = ["duration", "ratio"]
+
+
+def profile_statement() -> CompiledQuery:
     fields = bubble_up_request("bubble_filters").fields
-    return compile_bounds(SCOPE, TABLE, fields, TIMEFRAME, STORED, ["duration", "ratio"])
+    return compile_profile(SCOPE, TABLE, fields, TIMEFRAME, STORED, PROFILE_KEYS, PROFILE_NUMBERS)
+
+
+def sides_statement() -> CompiledQuery:
+    return compile_sides(SCOPE, TABLE, bubble_up_request("bubble_filters"), STORED)
 
 
 def statements() -> dict[str, CompiledQuery]:
     """Every case's statement, by the case's name."""
     out = {name: field_values_plan(name).statement for name in FIELD_VALUES}
     out.update({name: bubble_up_plan(name).statement for name in BUBBLE_UP})
-    out["bubble_bounds"] = bounds_statement()
+    out["bubble_profile"] = profile_statement()
+    out["bubble_sides"] = sides_statement()
     return out
