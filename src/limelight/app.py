@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from limelight import metrics
 from limelight.api.alerts import router as alerts_router
 from limelight.api.datasets import router as datasets_router
+from limelight.api.es import create_es_app, es_endpoint
 from limelight.api.events import create_events_app
 from limelight.api.metrics import metrics_route
 from limelight.api.oauth import install_oauth
@@ -30,6 +31,7 @@ from limelight.console import install_console
 from limelight.runtime import Runtime
 from limelight.settings import Settings
 from limelight.web.problems import install_error_handlers
+from limelight.web.request import EVERY_METHOD
 
 log = logging.getLogger("limelight.server")
 
@@ -117,6 +119,10 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     # can match under /events or /otel: tests/unit/test_app_routes.py).
     app.mount("/events", create_events_app(rt))
     app.mount("/otel", create_otel_app(rt))
+    # What log shippers send: Elasticsearch's bulk API.
+    app.mount("/es", create_es_app(rt))
+    # Beats ask for the root as /es itself, which the mount does not take.
+    app.add_route("/es", es_endpoint, methods=EVERY_METHOD, include_in_schema=False)
     app.include_router(recent_router)
     install_oauth(app, rt)
     install_console(app, rt)

@@ -27,6 +27,9 @@ CATCH_ALL_DOCUMENTED = {
     "/events/{path:path}": {("/events/v1/{dataset}", "post")},
     "/otel/{path:path}": {("/otel/v1/traces", "post"), ("/otel/v1/logs", "post"),
                           ("/otel/v1/metrics", "post")},
+    "/es/{path:path}": {("/es/_bulk", "post"), ("/es/{index}/_bulk", "post"),
+                        ("/es/_license", "get"), ("/es/_cluster/health", "get")},
+    "/es": {("/es", "get")},
 }  # fmt: skip
 
 

@@ -1,0 +1,167 @@
+"""The OpenAPI operations of the shipper formats (Elasticsearch bulk, Loki push, Splunk
+HEC): catch-all routes FastAPI cannot see, written here and merged by ``openapi``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Operation = dict[str, Any]
+
+SECURITY_SCHEMES = {
+    "shipperBasic": {
+        "type": "http",
+        "scheme": "basic",
+        "description": "An ingest key (or admin key) as the password; any user name.",
+    },
+    "shipperBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An ingest key (or admin key) as the bearer token.",
+    },
+    "esApiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "Authorization",
+        "description": "`ApiKey <key>`, or `ApiKey base64(<id>:<key>)` as Beats and Logstash "
+        "write an Elasticsearch API key.",
+    },
+}
+ES_SECURITY: list[dict[str, list[str]]] = [
+    {"shipperBasic": []},
+    {"esApiKey": []},
+    {"shipperBearer": []},
+]
+
+ES_ERROR = {
+    "error": {
+        "root_cause": [{"type": "security_exception", "reason": "Unauthorised"}],
+        "type": "security_exception",
+        "reason": "Unauthorised",
+    },
+    "status": 401,
+}
+BULK_ANSWER = {
+    "took": 4,
+    "errors": True,
+    "items": [
+        {"create": {"_index": "app", "_id": "1m8f...", "_version": 1, "result": "created",
+                    "status": 201}},
+        {"update": {"_index": "app", "_id": "7", "status": 400,
+                    "error": {"type": "illegal_argument_exception",
+                              "reason": "the update action is not supported: ..."}}},
+    ],
+}  # fmt: skip
+BULK_BODY = (
+    '{"create": {"_index": "app"}}\n{"@timestamp": "2026-11-27T12:00:00Z", "message": "hello"}\n'
+)
+
+
+def _es_json(description: str, example: Any) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"type": "object"}, "example": example}},
+    }
+
+
+ES_REFUSED = {
+    "400": _es_json(
+        "Not a bulk body (an action line that is not one, a missing document "
+        "line); nothing is stored.",
+        {**ES_ERROR, "status": 400},
+    ),  # fmt: skip
+    "401": _es_json("No key, or an unknown or revoked one.", ES_ERROR),
+    "413": _es_json("Over 6MB uncompressed; Filebeat splits its batch.", ES_ERROR),
+}
+
+
+def _bulk(with_index: bool) -> Operation:
+    parameters: list[dict[str, Any]] = [
+        {"name": "filter_path", "in": "query", "schema": {"type": "string"},
+         "description": "Elasticsearch's response filter, e.g. "
+         "`errors,items.*.error,items.*.status`."},
+    ]  # fmt: skip
+    if with_index:
+        parameters.insert(
+            0,
+            {"name": "index", "in": "path", "required": True, "schema": {"type": "string"},
+             "description": "The index (dataset) of actions without `_index`."},
+        )  # fmt: skip
+    return {
+        "tags": ["shippers"],
+        "summary": "Elasticsearch bulk" + (" into an index" if with_index else ""),
+        "description": "NDJSON action and document lines, any content type, gzip allowed. "
+        "`index` and `create` store their document in the dataset the index names "
+        "(characters other than letters, digits, `.`, `_`, `-` become `_`, cut to 128); "
+        "`update` and `delete` are refused item by item. `@timestamp` or `timestamp` is "
+        "the event's time. Answered 200 once authenticated and parsed, with one item per "
+        "action (201, or 400 with `error`), after the stored documents are on disk.",
+        "security": ES_SECURITY,
+        "parameters": parameters,
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/x-ndjson": {"schema": {"type": "string"}, "example": BULK_BODY}
+            },
+        },  # fmt: skip
+        "responses": {
+            "200": _es_json("One item per action, in order.", BULK_ANSWER),
+            **ES_REFUSED,
+        },  # fmt: skip
+    }
+
+
+def _es_info(summary: str, example: Any, *path_names: str) -> Operation:
+    return {
+        "parameters": [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in path_names
+        ],
+        "tags": ["shippers"],
+        "summary": summary,
+        "description": "Answered so that Elasticsearch's shippers and clients send without "
+        "special settings; every `/es` answer carries `X-Elastic-Product: Elasticsearch`.",
+        "security": ES_SECURITY,
+        "responses": {
+            "200": _es_json("As Elasticsearch answers it.", example),
+            "401": ES_REFUSED["401"],
+        },  # fmt: skip
+    }
+
+
+ROOT_EXAMPLE = {"name": "limelight", "version": {"number": "8.17.0", "build_flavor": "default"},
+                "tagline": "You Know, for Search"}  # fmt: skip
+
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("/es/_bulk", "post"): _bulk(False),
+    ("/es/{index}/_bulk", "post"): _bulk(True),
+    ("/es/{index}/_doc", "post"): {
+        **_bulk(True),
+        "summary": "One Elasticsearch document",
+        "description": "One JSON document into the index's dataset (rsyslog's "
+        "omelasticsearch without bulk mode): 201 once on disk, 400 if it is not one.",
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"type": "object"}, "example": {"message": "hello"}}
+            },
+        },
+        "responses": {
+            "201": _es_json("Stored.", {"_index": "app", "_id": "1m8f...", "result": "created"}),
+            **ES_REFUSED,
+        },
+    },  # fmt: skip
+    ("/es", "get"): _es_info("Elasticsearch's root: the version clients check", ROOT_EXAMPLE),
+    ("/es/_license", "get"): _es_info("An active licence", {"license": {"status": "active"}}),
+    ("/es/_cluster/health", "get"): _es_info("Cluster health", {"status": "green"}),
+    ("/es/_cat/health", "get"): _es_info("Cluster health as a row", "1764244800 limelight green 1"),
+    ("/es/_index_template/{name}", "get"): _es_info(
+        "Index templates: already in place (Filebeat's and Logstash's set-up has nothing to do)",
+        {"index_templates": [{"name": "filebeat-8.17.0", "index_template": {}}]},
+        "name",
+    ),
+    ("/es/_ilm/policy/{name}", "get"): _es_info(
+        "Lifecycle policies: already in place (retention is Limelight's own)",
+        {"filebeat": {"policy": {"phases": {}}}},
+        "name",
+    ),
+}

@@ -1,0 +1,206 @@
+"""Elasticsearch's bulk API: an NDJSON body of actions to documents, and the answer's items.
+
+Each action line (``{"create": {"_index": "app"}}``) names an action and its metadata;
+``index`` and ``create`` are followed by the document's line, ``update`` by its
+change, ``delete`` by nothing. ``index`` and ``create`` store their document in the
+dataset the index names (``dataset_for_index``); ``update`` and ``delete`` are refused
+item by item (events are not documents that change), and ``_type`` and the other
+metadata are ignored. A line that is not an action, an unknown action or a missing
+document line makes the body unusable: Elasticsearch answers those with a 400, and the
+pairing of the lines after them could not be trusted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from limelight.errors import BadRequest
+from limelight.ingest.batch import IngestLimits
+from limelight.ingest.documents import (
+    Document,
+    DocumentsOutcome,
+    Refusal,
+    parse_object,
+    store_documents,
+)
+from limelight.ingest.service import DATASET_NAME, RowSink
+from limelight.tenant import Tenant
+
+ACTIONS = ("index", "create", "update", "delete")
+STORED_ACTIONS = ("index", "create")
+_WITH_SOURCE = frozenset(("index", "create", "update"))
+
+# Elasticsearch's name for each refusal, and the item status: 400 is what every shipper
+# reads as "do not send this again" (Logstash retries anything but 400, 404 and 409).
+ERROR_TYPES = {
+    "too_deep": "document_parsing_exception",
+    "too_large": "document_parsing_exception",
+    "not_an_object": "document_parsing_exception",
+    "invalid": "document_parsing_exception",
+    "invalid_index": "invalid_index_name_exception",
+    "unsupported_action": "illegal_argument_exception",
+}
+REFUSED_STATUS = 400
+
+_NOT_IN_DATASET = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def dataset_for_index(index: str) -> str | None:
+    """The dataset an index name stands for: each character other than a letter, a digit,
+    ``.``, ``_`` or ``-`` becomes ``_``, and the name is cut to 128 characters. None for a
+    name that is still no dataset name (empty, ``.`` or ``..``)."""
+    name = _NOT_IN_DATASET.sub("_", index)[:128]
+    return name if DATASET_NAME.fullmatch(name) else None
+
+
+@dataclass(slots=True)
+class BulkItem:
+    action: str
+    index: str | None  # as the request named it (the answer names it so)
+    id: str | None
+    item: Document | Refusal
+
+
+def _lines(body: bytes) -> Iterator[tuple[int, bytes]]:
+    """The body's non-blank lines with their numbers (from 1); ``\\r\\n`` ends a line too."""
+    for number, line in enumerate(body.split(b"\n"), 1):
+        line = line.strip()
+        if line:
+            yield number, line
+
+
+def _action(number: int, line: bytes) -> tuple[str, dict[str, Any]]:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict) or len(value) != 1:
+        raise BadRequest(
+            f"Malformed action/metadata line [{number}], expected a JSON object with one "
+            f"action of {list(ACTIONS)}"
+        )
+    ((action, meta),) = value.items()
+    if action not in ACTIONS:
+        raise BadRequest(
+            f"Malformed action/metadata line [{number}], expected one of {list(ACTIONS)} "
+            f"but found [{action}]"
+        )
+    if not isinstance(meta, dict):
+        raise BadRequest(
+            f"Malformed action/metadata line [{number}]: the metadata is not an object"
+        )
+    return action, meta
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _document(index: str | None, source: bytes) -> Document | Refusal:
+    if index is None:
+        return Refusal("invalid_index", "index is missing")
+    dataset = dataset_for_index(index)
+    if dataset is None:
+        return Refusal("invalid_index", f"Invalid index name [{index}]: no dataset name")
+    parsed = parse_object(source)
+    if isinstance(parsed, Refusal):
+        return parsed
+    event, exact = parsed
+    return Document(dataset, event, exact)
+
+
+def parse_bulk(body: bytes, default_index: str | None, limits: IngestLimits) -> list[BulkItem]:
+    """The body's actions in order, each with its document or the reason it is refused.
+
+    Raises ``BadRequest`` when the body is unusable as a whole: empty, an action line
+    that is not one, a document line missing, more actions than a request may hold.
+    """
+    items: list[BulkItem] = []
+    lines = _lines(body)
+    for number, line in lines:
+        action, meta = _action(number, line)
+        source = b""
+        if action in _WITH_SOURCE:
+            following = next(lines, None)
+            if following is None:
+                raise BadRequest(
+                    f"The bulk request must be terminated by a newline: the {action} action "
+                    f"on line [{number}] has no document line"
+                )
+            source = following[1]
+        if len(items) >= limits.max_events:
+            raise BadRequest(f"more than {limits.max_events} actions in one request")
+        index = _text(meta.get("_index")) or default_index
+        doc_id = _text(meta.get("_id"))
+        if action in STORED_ACTIONS:
+            item: Document | Refusal = _document(index, source)
+        else:
+            item = Refusal(
+                "unsupported_action",
+                f"the {action} action is not supported: events are stored once and never "
+                "changed; use index or create",
+            )
+        items.append(BulkItem(action, index, doc_id, item))
+    if not items:
+        raise BadRequest("request body is required: send NDJSON action and document lines")
+    return items
+
+
+def response_items(items: list[BulkItem], outcome: DocumentsOutcome) -> list[dict[str, Any]]:
+    """One answer per action, in order, keyed by the action's name."""
+    out: list[dict[str, Any]] = []
+    for item, result in zip(items, outcome.results, strict=True):
+        answer: dict[str, Any] = {"_index": item.index, "_id": item.id}
+        if isinstance(result, Refusal):
+            answer["status"] = REFUSED_STATUS
+            answer["error"] = {"type": ERROR_TYPES[result.kind], "reason": result.reason}
+        else:
+            answer["_id"] = item.id or result
+            answer |= CREATED
+        out.append({item.action: answer})
+    return out
+
+
+CREATED: dict[str, Any] = {
+    "_version": 1,
+    "result": "created",
+    "_shards": {"total": 1, "successful": 1, "failed": 0},
+    "_seq_no": 0,
+    "_primary_term": 1,
+    "status": 201,
+}
+
+
+def ingest_bulk(
+    store: RowSink,
+    tenant: Tenant,
+    redact_secrets: bool,
+    body: bytes,
+    default_index: str | None,
+    limits: IngestLimits,
+) -> tuple[list[BulkItem], DocumentsOutcome]:
+    """Parse one bulk body and store its documents; return after they are on disk."""
+    items = parse_bulk(body, default_index, limits)
+    outcome = store_documents(store, tenant, redact_secrets, [i.item for i in items], limits)
+    return items, outcome
+
+
+def ingest_one(
+    store: RowSink,
+    tenant: Tenant,
+    redact_secrets: bool,
+    body: bytes,
+    index: str,
+    doc_id: str | None,
+    limits: IngestLimits,
+) -> tuple[BulkItem, DocumentsOutcome]:
+    """Store the one document of ``POST /<index>/_doc``; return after it is on disk."""
+    if not body.strip():
+        raise BadRequest("request body is required")
+    item = BulkItem("create", index, doc_id, _document(index, body))
+    return item, store_documents(store, tenant, redact_secrets, [item.item], limits)
