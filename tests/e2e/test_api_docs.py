@@ -30,6 +30,7 @@ CATCH_ALL_DOCUMENTED = {
     "/es/{path:path}": {("/es/_bulk", "post"), ("/es/{index}/_bulk", "post"),
                         ("/es/_license", "get"), ("/es/_cluster/health", "get")},
     "/es": {("/es", "get")},
+    "/loki/{path:path}": {("/loki/api/v1/push", "post")},
 }  # fmt: skip
 
 

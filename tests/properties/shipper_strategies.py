@@ -8,7 +8,7 @@ import json
 
 from hypothesis import strategies as st
 
-from tests.properties.strategies import element_texts, json_values
+from tests.properties.strategies import element_texts, json_values, keys
 
 SPOILS = [b",", b"]", b"[", b"{", b"}", b'"', b"\\", b"\xff", b"NaN", b" ", b"\n", b"\r\n"]
 
@@ -76,3 +76,64 @@ filter_paths = st.one_of(
     st.sampled_from(["errors,items.*.error,items.*.status", "took", "**", "-items", "*.*"]),
     st.text(alphabet="*.-,_aeirst", max_size=12),
 )
+
+
+# ---------------------------------------------------------------- Loki
+
+label_names = st.one_of(st.sampled_from(["service_name", "service", "job", "dataset", "app"]), keys)
+label_values = st.one_of(index_names, st.text(max_size=10))
+loki_times = st.one_of(
+    st.integers(0, 2**64),
+    st.integers(1_700_000_000 * 10**9, 1_900_000_000 * 10**9),
+    st.integers(-(2**63), -1),
+)
+loki_lines = st.one_of(st.text(max_size=30), element_texts())
+
+
+@st.composite
+def loki_json_bodies(draw: st.DrawFn) -> bytes:
+    """A push request in JSON: usually well formed, with odd labels, times and lines."""
+    streams = []
+    for _ in range(draw(st.integers(0, 3))):
+        labels = draw(st.dictionaries(label_names, st.one_of(label_values, json_values),
+                                      max_size=4))  # fmt: skip
+        values = []
+        for _ in range(draw(st.integers(0, 4))):
+            stamp = draw(st.one_of(loki_times.map(str), loki_times, json_values))
+            entry = [stamp, draw(loki_lines)]
+            if draw(st.booleans()):
+                metadata = st.dictionaries(keys, st.text(max_size=5) | json_values, max_size=3)
+                entry.append(draw(metadata))
+            values.append(entry)
+        streams.append({"stream": labels, "values": values})
+    body = json.dumps({"streams": streams}).encode()
+    return draw(spoilt(body))
+
+
+selectors = st.one_of(
+    st.dictionaries(label_names, label_values, max_size=4).map(
+        lambda labels: "{" + ", ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()) + "}"
+    ),
+    st.sampled_from(["", "{}", "app=x", '{a="b"', '{a="\\"}', '{a="b"} x']),
+    st.text(max_size=15),
+)
+
+
+@st.composite
+def loki_protobuf_messages(draw: st.DrawFn) -> bytes:
+    """A PushRequest's protobuf bytes (not yet compressed), or junk."""
+    from limelight.ingest.loki_wire import PushRequest
+
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=60))
+    request = PushRequest()
+    for _ in range(draw(st.integers(0, 3))):
+        stream = request.streams.add(labels=draw(selectors))
+        for _ in range(draw(st.integers(0, 4))):
+            entry = stream.entries.add(line=draw(loki_lines))
+            entry.timestamp.seconds = draw(st.integers(-(2**63), 2**63 - 1))
+            entry.timestamp.nanos = draw(st.integers(-(2**31), 2**31 - 1))
+            for name, value in draw(st.dictionaries(keys, st.text(max_size=5), max_size=3)).items():
+                entry.structuredMetadata.add(name=name, value=value)
+    data: bytes = request.SerializeToString()
+    return data

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import cramjam
 import httpx
 import orjson
 import pytest
@@ -20,10 +21,18 @@ from hypothesis import strategies as st
 from limelight.api.es_answers import filter_path
 from limelight.errors import ExposedError
 from limelight.ingest.es_bulk import ingest_bulk, response_items
+from limelight.ingest.loki import ingest_push
 from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests import web
-from tests.properties.shipper_strategies import bulk_bodies, filter_paths, index_names
+from tests.properties.shipper_strategies import (
+    bulk_bodies,
+    filter_paths,
+    index_names,
+    loki_json_bodies,
+    loki_protobuf_messages,
+    spoilt,
+)
 from tests.support import LiveServer
 from tests.unit.ingest.limits import limits
 
@@ -50,6 +59,28 @@ def test_any_bulk_body_is_stored_or_refused_with_a_client_error(
     orjson.dumps(filter_path(answer, spec) if spec else answer)
 
 
+@st.composite
+def loki_bodies(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """(body, is protobuf): JSON, or protobuf compressed (sometimes badly) with snappy."""
+    if draw(st.booleans()):
+        return draw(loki_json_bodies()), False
+    message = draw(loki_protobuf_messages())
+    return draw(spoilt(bytes(cramjam.snappy.compress_raw(message)))), True
+
+
+@given(body=loki_bodies(), dataset=st.none() | st.sampled_from(["logs", "x.y"]))
+def test_any_loki_push_is_stored_or_refused_with_a_client_error(
+    store: Any, body: tuple[bytes, bool], dataset: str | None
+) -> None:
+    data, protobuf = body
+    try:
+        result = ingest_push(store, TENANT, True, data, protobuf, dataset, LIMITS, 1 << 20)
+    except ExposedError as exc:
+        assert exc.status in (400, 413), exc
+        return
+    assert (result.message == "") == (not result.outcome.refused)
+
+
 @pytest.fixture(scope="module")
 def client(server: LiveServer) -> Iterator[httpx.Client]:
     tenant = server.new_tenant()
@@ -68,3 +99,14 @@ def test_the_server_answers_any_bulk_body_without_a_500(
     assert r.status_code in (200, 400, 413), r.text
     assert r.headers["x-elastic-product"] == "Elasticsearch"
     r.json()
+
+
+@settings(max_examples=60)
+@given(body=loki_bodies())
+def test_the_server_answers_any_loki_push_without_a_500(
+    client: httpx.Client, body: tuple[bytes, bool]
+) -> None:
+    data, protobuf = body
+    content_type = "application/x-protobuf" if protobuf else "application/json"
+    r = client.post("/loki/api/v1/push", content=data, headers={"Content-Type": content_type})
+    assert r.status_code in (204, 400, 413), r.text

@@ -1,0 +1,118 @@
+"""Loki's push API: each line of each stream to an event.
+
+An event holds the stream's labels and the line's structured metadata as keys, and the
+line as ``message``; a line that is a JSON object is the event itself, its fields
+queryable as those of an Events API event, with the labels and metadata added where it
+has no key of their name. The line's time (nanoseconds) is the event's; the service is
+the label ``service_name``, else ``service``, else ``job``. The dataset is the
+``x-dataset`` header, else the stream's label ``dataset``, else ``logs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from limelight.errors import BadRequest
+from limelight.ingest.batch import IngestLimits
+from limelight.ingest.documents import (
+    Document,
+    DocumentsOutcome,
+    Refusal,
+    parse_object,
+    store_documents,
+)
+from limelight.ingest.loki_wire import Stream, decode_json, decode_protobuf
+from limelight.ingest.service import DATASET_NAME, RowSink
+from limelight.tenant import Tenant
+
+DEFAULT_DATASET = "logs"
+SERVICE_LABELS = ("service_name", "service", "job")
+DATASET_LABEL = "dataset"
+
+
+def line_fields(line: str) -> tuple[dict[str, Any], bool] | None:
+    """The fields of a line that is a JSON object (and whether it holds integers beyond
+    64 bits), else None: the line is then text."""
+    text = line.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    parsed = parse_object(text.encode())
+    return None if isinstance(parsed, Refusal) else parsed
+
+
+def line_event(base: dict[str, str], line: str) -> tuple[dict[str, Any], bool]:
+    """The event of one line: ``base`` (labels, metadata) with the line's own fields over
+    it, or with the line as ``message``."""
+    fields = line_fields(line)
+    if fields is None:
+        return {**base, "message": line}, False
+    own, exact = fields
+    return {**base, **own}, exact
+
+
+def _dataset(stream: Stream, header: str | None) -> str | Refusal:
+    if header is not None:
+        return header
+    label = stream.labels.get(DATASET_LABEL)
+    if label is None:
+        return DEFAULT_DATASET
+    if DATASET_NAME.fullmatch(label):
+        return label
+    return Refusal("invalid", f"the dataset label {label[:130]!r} is not a dataset name")
+
+
+def _service(labels: dict[str, str]) -> str | None:
+    return next((labels[name] for name in SERVICE_LABELS if labels.get(name)), None)
+
+
+def streams_documents(
+    streams: list[Stream], dataset: str | None, limits: IngestLimits
+) -> list[Document | Refusal]:
+    """Every entry of every stream, in order, as a document or the reason it is refused."""
+    if sum(len(s.entries) for s in streams) > limits.max_events:
+        raise BadRequest(f"more than {limits.max_events} entries in one request")
+    items: list[Document | Refusal] = []
+    for stream in streams:
+        target = _dataset(stream, dataset)
+        service = _service(stream.labels)
+        for entry in stream.entries:
+            if isinstance(target, Refusal):
+                items.append(target)
+                continue
+            event, exact = line_event({**stream.labels, **entry.metadata}, entry.line)
+            items.append(Document(target, event, exact, entry.time_ns // 1_000_000, service))
+    return items
+
+
+@dataclass(frozen=True, slots=True)
+class LokiOutcome:
+    outcome: DocumentsOutcome
+    message: str  # why entries were refused ("" when none was)
+
+
+def _refusals(outcome: DocumentsOutcome) -> str:
+    refused = [(i, r) for i, r in enumerate(outcome.results) if isinstance(r, Refusal)]
+    if not refused:
+        return ""
+    index, first = refused[0]
+    return (
+        f"{len(refused)} of {len(outcome.results)} entries refused; entry {index}: {first.reason}"
+    )
+
+
+def ingest_push(
+    store: RowSink,
+    tenant: Tenant,
+    redact_secrets: bool,
+    body: bytes,
+    protobuf: bool,
+    dataset: str | None,
+    limits: IngestLimits,
+    max_body_bytes: int,
+) -> LokiOutcome:
+    """Decode one push request and store its entries; return after they are on disk."""
+    streams = decode_protobuf(body, max_body_bytes) if protobuf else decode_json(body)
+    items = streams_documents(streams, dataset, limits)
+    outcome = store_documents(store, tenant, redact_secrets, items, limits)
+    return LokiOutcome(outcome, _refusals(outcome))
