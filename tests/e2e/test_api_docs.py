@@ -31,6 +31,10 @@ CATCH_ALL_DOCUMENTED = {
                         ("/es/_license", "get"), ("/es/_cluster/health", "get")},
     "/es": {("/es", "get")},
     "/loki/{path:path}": {("/loki/api/v1/push", "post")},
+    "/services/collector/{path:path}": {("/services/collector/event", "post"),
+                                        ("/services/collector/raw", "post"),
+                                        ("/services/collector/health", "get")},
+    "/services/collector": {("/services/collector", "post")},
 }  # fmt: skip
 
 

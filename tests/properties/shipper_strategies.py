@@ -8,7 +8,7 @@ import json
 
 from hypothesis import strategies as st
 
-from tests.properties.strategies import element_texts, json_values, keys
+from tests.properties.strategies import deep_texts, element_texts, events, json_values, keys, times
 
 SPOILS = [b",", b"]", b"[", b"{", b"}", b'"', b"\\", b"\xff", b"NaN", b" ", b"\n", b"\r\n"]
 
@@ -137,3 +137,32 @@ def loki_protobuf_messages(draw: st.DrawFn) -> bytes:
                 entry.structuredMetadata.add(name=name, value=value)
     data: bytes = request.SerializeToString()
     return data
+
+
+# ---------------------------------------------------------------- Splunk HEC
+
+hec_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "event": st.one_of(events, json_values, st.just(""), st.just({})),
+        "time": st.one_of(times, st.floats(allow_nan=False), st.text(max_size=8)),
+        "host": json_values,
+        "source": st.text(max_size=5),
+        "sourcetype": st.text(max_size=5),
+        "index": st.one_of(index_names, json_values),
+        "fields": st.one_of(st.dictionaries(keys, json_values, max_size=3), json_values),
+    },
+)
+
+
+@st.composite
+def hec_bodies(draw: st.DrawFn) -> bytes:
+    """An /event body: objects one after another (or one a line), odd ones inside, and
+    sometimes spoilt or deeper than the parser reads."""
+    texts = [json.dumps(draw(hec_fields)) for _ in range(draw(st.integers(0, 5)))]
+    if draw(st.integers(0, 5)) == 0:
+        texts.append('{"event": ' + draw(deep_texts) + "}")
+    if draw(st.integers(0, 5)) == 0:
+        texts.append(json.dumps({"event": {"s": "}{" * draw(st.integers(1, 30))}}))
+    body = draw(st.sampled_from(["", "\n", " "])).join(texts).encode()
+    return draw(spoilt(body))

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from limelight.api.es_answers import filter_path
 from limelight.errors import ExposedError
 from limelight.ingest.es_bulk import ingest_bulk, response_items
+from limelight.ingest.hec import HecError, ingest_events, ingest_raw
 from limelight.ingest.loki import ingest_push
 from limelight.tenant import Tenant
 from tests import query_reference as ref
@@ -28,6 +29,7 @@ from tests import web
 from tests.properties.shipper_strategies import (
     bulk_bodies,
     filter_paths,
+    hec_bodies,
     index_names,
     loki_json_bodies,
     loki_protobuf_messages,
@@ -81,6 +83,35 @@ def test_any_loki_push_is_stored_or_refused_with_a_client_error(
     assert (result.message == "") == (not result.outcome.refused)
 
 
+@given(body=hec_bodies())
+def test_any_hec_event_body_is_stored_or_refused_with_splunks_answer(
+    store: Any, body: bytes
+) -> None:
+    try:
+        result = ingest_events(store, TENANT, True, body, "logs", LIMITS)
+    except HecError as exc:
+        assert exc.http_status == 400 and exc.extra["code"] in (5, 6), exc
+        return
+    except ExposedError as exc:
+        assert exc.status in (400, 413), exc
+        return
+    if result.refused is not None:
+        assert result.refused.extra["code"] in (6, 7, 12, 13)
+        assert isinstance(result.refused.extra["invalid-event-number"], int)
+    else:
+        assert result.outcome.accepted == len(result.outcome.results) >= 1
+
+
+@given(body=st.binary(max_size=200) | loki_json_bodies())
+def test_any_hec_raw_body_is_stored_or_refused_with_splunks_answer(store: Any, body: bytes) -> None:
+    try:
+        ingest_raw(store, TENANT, True, body, "logs", {"host": "h"}, LIMITS)
+    except HecError as exc:
+        assert exc.extra["code"] in (5, 6), exc
+    except ExposedError as exc:
+        assert exc.status in (400, 413), exc
+
+
 @pytest.fixture(scope="module")
 def client(server: LiveServer) -> Iterator[httpx.Client]:
     tenant = server.new_tenant()
@@ -110,3 +141,13 @@ def test_the_server_answers_any_loki_push_without_a_500(
     content_type = "application/x-protobuf" if protobuf else "application/json"
     r = client.post("/loki/api/v1/push", content=data, headers={"Content-Type": content_type})
     assert r.status_code in (204, 400, 413), r.text
+
+
+@settings(max_examples=60)
+@given(body=hec_bodies(), raw=st.booleans())
+def test_the_server_answers_any_hec_body_without_a_500(
+    client: httpx.Client, body: bytes, raw: bool
+) -> None:
+    r = client.post("/services/collector/raw" if raw else "/services/collector", content=body)
+    assert r.status_code in (200, 400, 413), r.text
+    assert isinstance(r.json()["code"], int)

@@ -11,12 +11,13 @@ from starlette.routing import Mount
 from limelight.app import create_app
 from limelight.settings import Settings
 
-INGEST_PREFIXES = ("/events", "/otel", "/es", "/loki")
+INGEST_PREFIXES = ("/events", "/otel", "/es", "/loki", "/services/collector")
 # Paths of the mounted apps, for routes whose pattern starts with a parameter.
 INGEST_PATHS = ("/events/v1/logs", "/events/", "/otel/v1/traces", "/otel/v1/logs", "/otel/",
-                "/es/_bulk", "/es/logs/_bulk", "/es/", "/loki/api/v1/push")  # fmt: skip
+                "/es/_bulk", "/es/logs/_bulk", "/es/", "/loki/api/v1/push",
+                "/services/collector/event", "/services/collector/raw")  # fmt: skip
 # Routes of the main app that serve a mounted app's root (Beats ask for /es itself).
-ROOTS = {"/es"}
+ROOTS = {"/es", "/services/collector"}
 
 
 def _routes(routes: Iterable[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:

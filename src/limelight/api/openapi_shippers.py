@@ -25,6 +25,12 @@ SECURITY_SCHEMES = {
         "description": "`ApiKey <key>`, or `ApiKey base64(<id>:<key>)` as Beats and Logstash "
         "write an Elasticsearch API key.",
     },
+    "splunkToken": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "Authorization",
+        "description": "`Splunk <key>`: an ingest key (or admin key) as the HEC token.",
+    },
 }
 ES_SECURITY: list[dict[str, list[str]]] = [
     {"shipperBasic": []},
@@ -203,5 +209,81 @@ OPERATIONS[("/loki/api/v1/push", "post")] = {
         "401": _text("No key, or an unknown or revoked one.", "Unauthorised"),
         "413": _text("Over 6MB uncompressed (snappy's declared length is checked first).",
                      "the request body is over 6291456 bytes uncompressed"),
+    },
+}  # fmt: skip
+
+
+HEC_SECURITY: list[dict[str, list[str]]] = [
+    {"splunkToken": []},
+    {"shipperBasic": []},
+    {"shipperBearer": []},
+]
+HEC_SUCCESS = {"text": "Success", "code": 0}
+
+
+def _hec(summary: str, description: str, content_type: str, example: Any) -> Operation:
+    return {
+        "tags": ["shippers"],
+        "summary": summary,
+        "description": description,
+        "security": HEC_SECURITY,
+        "parameters": [
+            {
+                "name": "x-dataset",
+                "in": "header",
+                "schema": {"type": "string"},
+                "description": "The dataset of events without an index (`logs`).",
+            }
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {content_type: {"schema": {"type": "string"}, "example": example}},
+        },
+        "responses": {
+            "200": _es_json("Every event is on disk.", HEC_SUCCESS),
+            "400": _es_json(
+                "No data (5), invalid data format (6), incorrect index (7), event "
+                "field required (12) or blank (13): for a refused event, the "
+                "others of the request are stored and `invalid-event-number` "
+                "names the first refused.",
+                {"text": "Incorrect index", "code": 7, "invalid-event-number": 1},
+            ),
+            "401": _es_json(
+                "Token is required (2), invalid authorization (3).",
+                {"text": "Token is required", "code": 2},
+            ),
+            "403": _es_json("Invalid token (4).", {"text": "Invalid token", "code": 4}),
+        },
+    }
+
+
+HEC_EVENT = _hec(
+    "Splunk HEC events",
+    "JSON objects one after another (or one a line), gzip allowed: `event` is the event (an "
+    "object as it is, anything else as `message`), `time` (epoch seconds) its time, `host`, "
+    "`source`, `sourcetype` and `fields` its keys, `index` its dataset.",
+    "application/json",
+    '{"event": {"action": "login"}, "time": 1764244800.5, "index": "app"}'
+    '{"event": "plain text", "fields": {"region": "eu"}}',
+)
+OPERATIONS[("/services/collector", "post")] = HEC_EVENT
+OPERATIONS[("/services/collector/event", "post")] = HEC_EVENT
+OPERATIONS[("/services/collector/raw", "post")] = {
+    **_hec(
+        "Splunk HEC raw lines",
+        "One event a line (a line that is a JSON object keeps its fields); the query's "
+        "`index`, `host`, `source` and `sourcetype` apply to every line.",
+        "text/plain",
+        "GET /cart 200\nGET /pay 500\n",
+    ),
+}
+OPERATIONS[("/services/collector/health", "get")] = {
+    "tags": ["shippers"],
+    "summary": "Splunk HEC health",
+    "description": "Healthy; a token sent along is checked (400, code 4, when unknown). "
+    "`/services/collector/health/1.0` answers alike.",
+    "responses": {
+        "200": _es_json("Healthy.", {"text": "HEC is healthy", "code": 17}),
+        "400": _es_json("The token sent is unknown.", {"text": "Invalid token", "code": 4}),
     },
 }  # fmt: skip

@@ -87,6 +87,26 @@ def parse_object(text: bytes) -> tuple[dict[str, Any], bool] | Refusal:
     return value, exact
 
 
+def line_fields(line: str) -> tuple[dict[str, Any], bool] | None:
+    """The fields of a line that is a JSON object (and whether it holds integers beyond
+    64 bits), else None: the line is then text."""
+    text = line.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    parsed = parse_object(text.encode())
+    return None if isinstance(parsed, Refusal) else parsed
+
+
+def line_event(base: dict[str, str], line: str) -> tuple[dict[str, Any], bool]:
+    """The event of one line: ``base`` (labels, metadata) with the line's own fields over
+    it, or with the line as ``message``."""
+    fields = line_fields(line)
+    if fields is None:
+        return {**base, "message": line}, False
+    own, exact = fields
+    return {**base, **own}, exact
+
+
 def serialised(doc: Document, limits: IngestLimits) -> bytes | Refusal:
     """The document's event as JSON, or why it cannot be stored (as the Events API says)."""
     try:

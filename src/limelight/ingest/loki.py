@@ -11,7 +11,6 @@ the label ``service_name``, else ``service``, else ``job``. The dataset is the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from limelight.errors import BadRequest
 from limelight.ingest.batch import IngestLimits
@@ -19,7 +18,7 @@ from limelight.ingest.documents import (
     Document,
     DocumentsOutcome,
     Refusal,
-    parse_object,
+    line_event,
     store_documents,
 )
 from limelight.ingest.loki_wire import Stream, decode_json, decode_protobuf
@@ -29,26 +28,6 @@ from limelight.tenant import Tenant
 DEFAULT_DATASET = "logs"
 SERVICE_LABELS = ("service_name", "service", "job")
 DATASET_LABEL = "dataset"
-
-
-def line_fields(line: str) -> tuple[dict[str, Any], bool] | None:
-    """The fields of a line that is a JSON object (and whether it holds integers beyond
-    64 bits), else None: the line is then text."""
-    text = line.strip()
-    if not (text.startswith("{") and text.endswith("}")):
-        return None
-    parsed = parse_object(text.encode())
-    return None if isinstance(parsed, Refusal) else parsed
-
-
-def line_event(base: dict[str, str], line: str) -> tuple[dict[str, Any], bool]:
-    """The event of one line: ``base`` (labels, metadata) with the line's own fields over
-    it, or with the line as ``message``."""
-    fields = line_fields(line)
-    if fields is None:
-        return {**base, "message": line}, False
-    own, exact = fields
-    return {**base, **own}, exact
 
 
 def _dataset(stream: Stream, header: str | None) -> str | Refusal:
