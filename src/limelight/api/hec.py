@@ -138,7 +138,9 @@ async def hec_endpoint(request: Request) -> Response:
     path = request.path_params.get("path", "").strip("/")
     try:
         if path in EVENT_PATHS:
-            note_route(request, "/event")
+            # The collector's own address is a route of the main app (no mount prefix).
+            direct = "path" not in request.path_params
+            note_route(request, "/services/collector" if direct else "/event")
             return await _store(request, raw=False)
         if path in RAW_PATHS:
             note_route(request, "/raw")
