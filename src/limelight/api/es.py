@@ -200,6 +200,13 @@ async def _route(request: Request, parts: list[str]) -> Response:
         request.scope[INGEST_ROUTE] = True
         _only(request, WRITES)
         return await _bulk(request, parts[0] if len(parts) == 2 else None)
+    if parts[-1:] in (["_refresh"], ["_flush"]):
+        # Clients refresh an index after a bulk (the JavaScript client's helper does):
+        # a stored event is already visible to the next query.
+        note_route(request, f"/{{index}}/{parts[-1]}" if len(parts) > 1 else f"/{parts[-1]}")
+        _only(request, (*READS, *WRITES))
+        await shipper_key(request, SCHEMES)
+        return es_json({"_shards": {"total": 1, "successful": 1, "failed": 0}})
     if len(parts) in (2, 3) and parts[1] in ("_doc", "_create") and not parts[0].startswith("_"):
         note_route(request, "/{index}/" + parts[1] + ("/{id}" if len(parts) == 3 else ""))
         request.scope[INGEST_ROUTE] = True
