@@ -35,6 +35,7 @@ SECTIONS = [
     "search",
     "storage",
     "otel",
+    "shippers",
     "alerts",
     "console",
     "scale",

@@ -289,3 +289,13 @@ def test_one_document_at_index_doc_as_rsyslog_sends_without_bulk_mode(
     assert refused.status_code == 400
     assert refused.json()["error"]["type"] == "document_parsing_exception"
     assert [e["msg"] for e in stored(server, tenant, "es-one")] == ["single"]
+
+
+def test_secret_looking_keys_are_redacted_as_the_events_api_redacts(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    body = ndjson({"create": {}}, {"user": "u-1", "password": "hunter2", "auth": {"token": "t"}})
+    assert bulk(server, tenant.ingest_key, body, "/es/es-secrets/_bulk").status_code == 200
+    (event,) = stored(server, tenant, "es-secrets")
+    assert event["password"] == "[REDACTED]" and event["auth"] == {"token": "[REDACTED]"}
+    assert event["user"] == "u-1"

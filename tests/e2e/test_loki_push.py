@@ -252,3 +252,18 @@ def test_a_snappy_bomb_is_refused_before_it_is_inflated(server: LiveServer, tena
     assert len(bomb) < 400_000
     answer = post(server, tenant.ingest_key, bomb, **{"Content-Type": "application/x-protobuf"})
     assert answer.status_code == 413
+
+
+def test_secret_looking_labels_and_fields_are_redacted(server: LiveServer, tenant: Tenant) -> None:
+    """In protobuf too, whose body is compressed: the test is on the inflated bytes."""
+    now_ns = time.time_ns()
+    line = '{"msg": "login", "password": "hunter2"}'
+    labels = '{dataset="loki-secrets", api_key="k-123"}'
+    body = push_request([(labels, [(now_ns, line, {"session_id": "s"})])])
+    answer = post(
+        server, tenant.ingest_key, snappy(body), **{"Content-Type": "application/x-protobuf"}
+    )
+    assert answer.status_code == 204
+    (event,) = stored(server, tenant, "loki-secrets")
+    assert event["api_key"] == event["password"] == event["session_id"] == "[REDACTED]"
+    assert event["msg"] == "login"

@@ -213,3 +213,11 @@ def test_health_ack_and_other_paths(server: LiveServer, tenant: Tenant) -> None:
         post(server, tenant.ingest_key, orjson.dumps({"event": "1.0"}), "/event/1.0").json()["code"]
         == 0
     )
+
+
+def test_secret_looking_keys_are_redacted(server: LiveServer, tenant: Tenant) -> None:
+    body = orjson.dumps({"event": {"msg": "login", "client_secret": "c"}, "index": "hec-secrets",
+                         "fields": {"x-auth-token": "t"}})  # fmt: skip
+    assert post(server, tenant.ingest_key, body).json()["code"] == 0
+    (event,) = stored(server, tenant, "hec-secrets")
+    assert event["client_secret"] == event["x-auth-token"] == "[REDACTED]"

@@ -53,6 +53,7 @@ class NotConcatenatedJson(ValueError):
 
 def _quick(body: bytes) -> list[Parsed] | None:
     """The objects by cuts, or None when the careful way must tell."""
+    may_be_big = has_big_integer(body)
     cuts = [m.end() for m in _CUT.finditer(body)]
     cuts.append(len(body))
     out: list[Parsed] = []
@@ -69,7 +70,8 @@ def _quick(body: bytes) -> list[Parsed] | None:
             tries += 1
             at += 1
             continue
-        out.append(Parsed(value, False) if not has_big_integer(piece) else _exact(piece))
+        big = may_be_big and has_big_integer(piece)
+        out.append(_exact(piece) if big else Parsed(value, False))
         start, tries = cuts[at], 0
         while start < len(body) and body[start] in _SPACE:
             start += 1

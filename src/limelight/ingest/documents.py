@@ -70,10 +70,14 @@ class DocumentsOutcome:
         return sum(1 for r in self.results if isinstance(r, str))
 
 
-def parse_object(text: bytes) -> tuple[dict[str, Any], bool] | Refusal:
-    """A JSON object and whether it holds integers beyond 64 bits, or why it is not one."""
+def parse_object(text: bytes, may_be_big: bool = True) -> tuple[dict[str, Any], bool] | Refusal:
+    """A JSON object and whether it holds integers beyond 64 bits, or why it is not one.
+
+    ``may_be_big=False``: the request's text holds no such integer (``has_big_integer``
+    of the whole body, one pass where a test of each document cost 1.4 µs an event more).
+    """
     try:
-        value, exact = loads_exact(text)
+        value, exact = loads_exact(text) if may_be_big else (orjson.loads(text), False)
     except orjson.JSONDecodeError as exc:
         # orjson stops at 1,024 levels ("depth limit exceeded"); anything deeper than an
         # event may nest is refused as such, not as "not JSON".
@@ -87,20 +91,22 @@ def parse_object(text: bytes) -> tuple[dict[str, Any], bool] | Refusal:
     return value, exact
 
 
-def line_fields(line: str) -> tuple[dict[str, Any], bool] | None:
+def line_fields(line: str, may_be_big: bool = True) -> tuple[dict[str, Any], bool] | None:
     """The fields of a line that is a JSON object (and whether it holds integers beyond
     64 bits), else None: the line is then text."""
     text = line.strip()
     if not (text.startswith("{") and text.endswith("}")):
         return None
-    parsed = parse_object(text.encode())
+    parsed = parse_object(text.encode(), may_be_big)
     return None if isinstance(parsed, Refusal) else parsed
 
 
-def line_event(base: dict[str, str], line: str) -> tuple[dict[str, Any], bool]:
+def line_event(
+    base: dict[str, str], line: str, may_be_big: bool = True
+) -> tuple[dict[str, Any], bool]:
     """The event of one line: ``base`` (labels, metadata) with the line's own fields over
     it, or with the line as ``message``."""
-    fields = line_fields(line)
+    fields = line_fields(line, may_be_big)
     if fields is None:
         return {**base, "message": line}, False
     own, exact = fields
@@ -132,14 +138,15 @@ def _time_ms(doc: Document, received: int) -> int:
     return event_time_ms(doc.event, received)
 
 
-def document_rows(docs: Sequence[tuple[Document, bytes]], redact_secrets: bool) -> list[EventRow]:
-    """Enrich checked documents (with their JSON) into rows, redacting as the Events API
-    does: only an event whose text may hold a secret-looking key is walked."""
+def document_rows(docs: Sequence[tuple[Document, bytes]], redacting: bool) -> list[EventRow]:
+    """Enrich checked documents (with their JSON) into rows. With ``redacting`` (the
+    request's text holds something like a secret's key), each event whose own text may
+    hold one is walked and redacted, as the Events API redacts."""
     received = now_ms()
     batch_id = new_id()
     rows = []
     for i, (doc, raw) in enumerate(docs):
-        if redact_secrets and may_hold_secrets(raw) and redact(doc.event):
+        if redacting and may_hold_secrets(raw) and redact(doc.event):
             raw = dumps_exact(doc.event, doc.exact)
         rows.append(
             EventRow(
@@ -154,15 +161,24 @@ def document_rows(docs: Sequence[tuple[Document, bytes]], redact_secrets: bool) 
     return rows
 
 
+def redacting(redact_secrets: bool, text: bytes) -> bool:
+    """Whether a request's events are to be tested for secrets' keys: the environment
+    redacts, and its uncompressed ``text`` may hold one (one pass over it)."""
+    return redact_secrets and may_hold_secrets(text)
+
+
 def store_documents(
     store: RowSink,
     tenant: Tenant,
-    redact_secrets: bool,
+    redacting: bool,
     items: Sequence[Document | Refusal],
     limits: IngestLimits,
 ) -> DocumentsOutcome:
     """Store every ``Document`` of ``items`` that passes the checks; return after they
     are on disk. ``items`` may hold the decoder's own refusals, kept in their place.
+    ``redacting``: the environment redacts and the request's (uncompressed) text may hold
+    a secret's key (``redacting``), which spares a request without any the test of each
+    event, as the Events API spares it.
 
     Raises ``PayloadTooLarge`` when the stored JSON would pass the request's bound (labels
     repeated on every line of a Loki stream make the events larger than the body).
@@ -186,7 +202,7 @@ def store_documents(
         places.append(len(results))
         results.append("")  # the event's id, once its row is made
         checked.append((item, checked_item))
-    rows = document_rows(checked, redact_secrets)
+    rows = document_rows(checked, redacting)
     for place, row in zip(places, rows, strict=True):
         results[place] = row.id
     store_rows(store, tenant, rows)

@@ -15,17 +15,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import orjson
 
 from limelight.errors import BadRequest
+from limelight.event_json import has_big_integer
 from limelight.ingest.batch import IngestLimits
 from limelight.ingest.documents import (
     Document,
     DocumentsOutcome,
     Refusal,
     parse_object,
+    redacting,
     store_documents,
 )
 from limelight.ingest.service import DATASET_NAME, RowSink
@@ -50,6 +53,7 @@ REFUSED_STATUS = 400
 _NOT_IN_DATASET = re.compile(r"[^A-Za-z0-9._-]")
 
 
+@lru_cache(maxsize=1024)  # a shipper names a few indexes, on every action
 def dataset_for_index(index: str) -> str | None:
     """The dataset an index name stands for: each character other than a letter, a digit,
     ``.``, ``_`` or ``-`` becomes ``_``, and the name is cut to 128 characters. None for a
@@ -101,13 +105,13 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _document(index: str | None, source: bytes) -> Document | Refusal:
+def _document(index: str | None, source: bytes, may_be_big: bool = True) -> Document | Refusal:
     if index is None:
         return Refusal("invalid_index", "index is missing")
     dataset = dataset_for_index(index)
     if dataset is None:
         return Refusal("invalid_index", f"Invalid index name [{index}]: no dataset name")
-    parsed = parse_object(source)
+    parsed = parse_object(source, may_be_big)
     if isinstance(parsed, Refusal):
         return parsed
     event, exact = parsed
@@ -122,8 +126,14 @@ def parse_bulk(body: bytes, default_index: str | None, limits: IngestLimits) -> 
     """
     items: list[BulkItem] = []
     lines = _lines(body)
+    # Shippers repeat one action line ({"create":{"_index":"app"}}): parsed once.
+    known: dict[bytes, tuple[str, dict[str, Any]]] = {}
+    may_be_big = has_big_integer(body)
     for number, line in lines:
-        action, meta = _action(number, line)
+        found = known.get(line)
+        if found is None:
+            found = known[line] = _action(number, line)
+        action, meta = found
         source = b""
         if action in _WITH_SOURCE:
             following = next(lines, None)
@@ -138,7 +148,7 @@ def parse_bulk(body: bytes, default_index: str | None, limits: IngestLimits) -> 
         index = _text(meta.get("_index")) or default_index
         doc_id = _text(meta.get("_id"))
         if action in STORED_ACTIONS:
-            item: Document | Refusal = _document(index, source)
+            item: Document | Refusal = _document(index, source, may_be_big)
         else:
             item = Refusal(
                 "unsupported_action",
@@ -186,7 +196,8 @@ def ingest_bulk(
 ) -> tuple[list[BulkItem], DocumentsOutcome]:
     """Parse one bulk body and store its documents; return after they are on disk."""
     items = parse_bulk(body, default_index, limits)
-    outcome = store_documents(store, tenant, redact_secrets, [i.item for i in items], limits)
+    hint = redacting(redact_secrets, body)
+    outcome = store_documents(store, tenant, hint, [i.item for i in items], limits)
     return items, outcome
 
 
@@ -203,4 +214,5 @@ def ingest_one(
     if not body.strip():
         raise BadRequest("request body is required")
     item = BulkItem("create", index, doc_id, _document(index, body))
-    return item, store_documents(store, tenant, redact_secrets, [item.item], limits)
+    hint = redacting(redact_secrets, body)
+    return item, store_documents(store, tenant, hint, [item.item], limits)

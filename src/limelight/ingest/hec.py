@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from limelight.errors import BadRequest
+from limelight.event_json import has_big_integer
 from limelight.ingest.batch import IngestLimits
 from limelight.ingest.concatenated import NotConcatenatedJson, TooDeep, concatenated_values
 from limelight.ingest.documents import (
@@ -25,6 +26,7 @@ from limelight.ingest.documents import (
     DocumentsOutcome,
     Refusal,
     line_event,
+    redacting,
     store_documents,
 )
 from limelight.ingest.nesting import MAX_EVENT_DEPTH
@@ -67,7 +69,7 @@ class HecError(BadRequest):
 
 
 def dataset_of(index: Any, default: str) -> str | Refusal:
-    if index is None or index == "":
+    if index is None or index == "" or index == default:
         return default
     if isinstance(index, str) and DATASET_NAME.fullmatch(index):
         return index
@@ -154,8 +156,9 @@ def raw_documents(
     if len(lines) > limits.max_events:
         raise BadRequest(f"more than {limits.max_events} events in one request")
     out: list[Document | Refusal] = []
+    may_be_big = has_big_integer(body)
     for line in lines:
-        event, exact = line_event({}, line)
+        event, exact = line_event({}, line, may_be_big)
         out.append(Document(dataset, with_metadata(event, metadata), exact))
     return out
 
@@ -183,7 +186,7 @@ def ingest_events(
 ) -> HecOutcome:
     """Decode an ``/event`` body and store its events; return after they are on disk."""
     items = event_documents(body, default_dataset, limits)
-    outcome = store_documents(store, tenant, redact_secrets, items, limits)
+    outcome = store_documents(store, tenant, redacting(redact_secrets, body), items, limits)
     return HecOutcome(outcome, _first_refusal(outcome))
 
 
@@ -198,5 +201,5 @@ def ingest_raw(
 ) -> HecOutcome:
     """Store a ``/raw`` body's lines; return after they are on disk."""
     items = raw_documents(body, dataset, metadata, limits)
-    outcome = store_documents(store, tenant, redact_secrets, items, limits)
+    outcome = store_documents(store, tenant, redacting(redact_secrets, body), items, limits)
     return HecOutcome(outcome, _first_refusal(outcome))

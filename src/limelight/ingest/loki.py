@@ -13,15 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from limelight.errors import BadRequest
+from limelight.event_json import has_big_integer
 from limelight.ingest.batch import IngestLimits
 from limelight.ingest.documents import (
     Document,
     DocumentsOutcome,
     Refusal,
     line_event,
+    redacting,
     store_documents,
 )
-from limelight.ingest.loki_wire import Stream, decode_json, decode_protobuf
+from limelight.ingest.loki_wire import Stream, decode_json, decode_protobuf, inflate
 from limelight.ingest.service import DATASET_NAME, RowSink
 from limelight.tenant import Tenant
 
@@ -46,7 +48,7 @@ def _service(labels: dict[str, str]) -> str | None:
 
 
 def streams_documents(
-    streams: list[Stream], dataset: str | None, limits: IngestLimits
+    streams: list[Stream], dataset: str | None, limits: IngestLimits, may_be_big: bool = True
 ) -> list[Document | Refusal]:
     """Every entry of every stream, in order, as a document or the reason it is refused."""
     if sum(len(s.entries) for s in streams) > limits.max_events:
@@ -59,7 +61,8 @@ def streams_documents(
             if isinstance(target, Refusal):
                 items.append(target)
                 continue
-            event, exact = line_event({**stream.labels, **entry.metadata}, entry.line)
+            base = {**stream.labels, **entry.metadata}
+            event, exact = line_event(base, entry.line, may_be_big)
             items.append(Document(target, event, exact, entry.time_ns // 1_000_000, service))
     return items
 
@@ -91,7 +94,8 @@ def ingest_push(
     max_body_bytes: int,
 ) -> LokiOutcome:
     """Decode one push request and store its entries; return after they are on disk."""
-    streams = decode_protobuf(body, max_body_bytes) if protobuf else decode_json(body)
-    items = streams_documents(streams, dataset, limits)
-    outcome = store_documents(store, tenant, redact_secrets, items, limits)
+    text = inflate(body, max_body_bytes) if protobuf else body
+    streams = decode_protobuf(text) if protobuf else decode_json(text)
+    items = streams_documents(streams, dataset, limits, has_big_integer(text))
+    outcome = store_documents(store, tenant, redacting(redact_secrets, text), items, limits)
     return LokiOutcome(outcome, _refusals(outcome))

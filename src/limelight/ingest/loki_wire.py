@@ -78,7 +78,7 @@ def _push_request_class() -> Any:
 PushRequest = _push_request_class()
 
 
-def _inflate(body: bytes, limit: int) -> bytes:
+def inflate(body: bytes, limit: int) -> bytes:
     """Snappy's raw block format, as Loki reads it; its declared length is checked
     against the limit before anything is inflated."""
     try:
@@ -93,10 +93,11 @@ def _inflate(body: bytes, limit: int) -> bytes:
         raise BadRequest("the body is not snappy-compressed protobuf") from exc
 
 
-def decode_protobuf(body: bytes, limit: int) -> list[Stream]:
+def decode_protobuf(data: bytes) -> list[Stream]:
+    """A PushRequest's streams, from its protobuf (already inflated: ``inflate``)."""
     request = PushRequest()
     try:
-        request.ParseFromString(_inflate(body, limit))
+        request.ParseFromString(data)
     except DecodeError as exc:
         raise BadRequest("the body is not a Loki PushRequest") from exc
     streams = []
