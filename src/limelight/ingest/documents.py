@@ -70,14 +70,19 @@ class DocumentsOutcome:
         return sum(1 for r in self.results if isinstance(r, str))
 
 
-def parse_object(text: bytes, may_be_big: bool = True) -> tuple[dict[str, Any], bool] | Refusal:
+def parse_object(
+    text: bytes | str, may_be_big: bool = True
+) -> tuple[dict[str, Any], bool] | Refusal:
     """A JSON object and whether it holds integers beyond 64 bits, or why it is not one.
 
     ``may_be_big=False``: the request's text holds no such integer (``has_big_integer``
     of the whole body, one pass where a test of each document cost 1.4 µs an event more).
     """
     try:
-        value, exact = loads_exact(text) if may_be_big else (orjson.loads(text), False)
+        if may_be_big:
+            value, exact = loads_exact(text.encode() if isinstance(text, str) else text)
+        else:
+            value, exact = orjson.loads(text), False
     except orjson.JSONDecodeError as exc:
         # orjson stops at 1,024 levels ("depth limit exceeded"); anything deeper than an
         # event may nest is refused as such, not as "not JSON".
@@ -91,26 +96,20 @@ def parse_object(text: bytes, may_be_big: bool = True) -> tuple[dict[str, Any], 
     return value, exact
 
 
-def line_fields(line: str, may_be_big: bool = True) -> tuple[dict[str, Any], bool] | None:
-    """The fields of a line that is a JSON object (and whether it holds integers beyond
-    64 bits), else None: the line is then text."""
-    text = line.strip()
-    if not (text.startswith("{") and text.endswith("}")):
-        return None
-    parsed = parse_object(text.encode(), may_be_big)
-    return None if isinstance(parsed, Refusal) else parsed
-
-
 def line_event(
     base: dict[str, str], line: str, may_be_big: bool = True
 ) -> tuple[dict[str, Any], bool]:
-    """The event of one line: ``base`` (labels, metadata) with the line's own fields over
-    it, or with the line as ``message``."""
-    fields = line_fields(line, may_be_big)
-    if fields is None:
-        return {**base, "message": line}, False
-    own, exact = fields
-    return {**base, **own}, exact
+    """The event of one line: a line that is a JSON object with each entry of ``base``
+    (labels, metadata) it has no key of, else ``base`` with the line as ``message``."""
+    text = line.strip()
+    if text.startswith("{") and text.endswith("}"):
+        parsed = parse_object(text, may_be_big)
+        if not isinstance(parsed, Refusal):
+            own, exact = parsed
+            for key, value in base.items():
+                own.setdefault(key, value)
+            return own, exact
+    return {**base, "message": line}, False
 
 
 def serialised(doc: Document, limits: IngestLimits) -> bytes | Refusal:
@@ -176,8 +175,8 @@ def store_documents(
 ) -> DocumentsOutcome:
     """Store every ``Document`` of ``items`` that passes the checks; return after they
     are on disk. ``items`` may hold the decoder's own refusals, kept in their place.
-    ``redacting``: the environment redacts and the request's (uncompressed) text may hold
-    a secret's key (``redacting``), which spares a request without any the test of each
+    ``redacting``: the environment redacts and the request's uncompressed text may hold
+    a secret's key (``redacting()``); a request without any is spared the test of each
     event, as the Events API spares it.
 
     Raises ``PayloadTooLarge`` when the stored JSON would pass the request's bound (labels

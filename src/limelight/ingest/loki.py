@@ -61,7 +61,7 @@ def streams_documents(
             if isinstance(target, Refusal):
                 items.append(target)
                 continue
-            base = {**stream.labels, **entry.metadata}
+            base = {**stream.labels, **entry.metadata} if entry.metadata else stream.labels
             event, exact = line_event(base, entry.line, may_be_big)
             items.append(Document(target, event, exact, entry.time_ns // 1_000_000, service))
     return items
