@@ -34,7 +34,9 @@ from limelight.api.es_answers import (
 )
 from limelight.api.observe import count_ingest, count_refused_request, note_route
 from limelight.api.shipper_keys import API_KEY, BASIC, BEARER, shipper_key
+from limelight.auth.api_keys import KeyContext
 from limelight.errors import ExposedError, MethodNotAllowed, NotFound
+from limelight.ingest.documents import DocumentsOutcome
 from limelight.ingest.es_bulk import (
     CREATED,
     ERROR_TYPES,
@@ -93,30 +95,40 @@ def _answered(request: Request, body: Any) -> Response:
     return es_json(filter_path(body, spec) if spec else body)
 
 
+def _bulk_answer(
+    runtime: Runtime,
+    key: KeyContext,
+    body: bytes,
+    index: str | None,
+    spec: str | None,
+    started: float,
+) -> tuple[DocumentsOutcome, bytes]:
+    """Store the bulk and write its answer, off the event loop: the answer of 100,000
+    actions is as many objects to build and encode."""
+    limits = ingest_limits(runtime.settings)
+    items, outcome = ingest_bulk(
+        runtime.ingest, key.tenant, key.redact_secrets, body, index, limits
+    )
+    answer: Any = {
+        "took": round((time.perf_counter() - started) * 1000),
+        "errors": bool(outcome.refused),
+        "items": response_items(items, outcome),
+    }
+    return outcome, orjson.dumps(filter_path(answer, spec) if spec else answer)
+
+
 async def _bulk(request: Request, index: str | None) -> Response:
     started = time.perf_counter()
     key = await shipper_key(request, SCHEMES)
     runtime = runtime_of(request)
-    settings = runtime.settings
-    body = await read_body(request, settings.max_request_bytes)
+    body = await read_body(request, runtime.settings.max_request_bytes)
     request.scope[BODY_BYTES] = len(body)
-    items, outcome = await run_in_threadpool(
-        ingest_bulk,
-        runtime.ingest,
-        key.tenant,
-        key.redact_secrets,
-        body,
-        index,
-        ingest_limits(settings),
+    spec = request.query_params.get("filter_path")
+    outcome, answer = await run_in_threadpool(
+        _bulk_answer, runtime, key, body, index, spec, started
     )
     count_ingest(API, len(body), outcome.accepted, outcome.refused, path=API)
-    took = round((time.perf_counter() - started) * 1000)
-    answer = {
-        "took": took,
-        "errors": bool(outcome.refused),
-        "items": response_items(items, outcome),
-    }
-    return _answered(request, answer)
+    return Response(answer, 200, PRODUCT_HEADERS, media_type="application/json")
 
 
 async def _one(request: Request, index: str, doc_id: str | None) -> Response:
