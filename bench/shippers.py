@@ -8,17 +8,24 @@ each with its ``time``). 1,000-event bodies come from 4 clients, 10-event bodies
 64. A run of a path ends when every request has its success answer, so each figure
 counts events on disk. The ratio of each format to the Events API says what its
 decoding costs on top of the shared pipeline (target: 0.8 or more).
+
+The same bodies then go through each format's pipeline in this process (decode,
+check, enrich, redaction test; rows handed to a sink that keeps nothing), rounds in
+turns: the CPU of an event in the API's own work, which a busy machine skews less
+than throughput.
 """
 
 from __future__ import annotations
 
 import random
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import cramjam
 import orjson
+from tests.unit.ingest.limits import limits
 
 from bench.ingest import (
     CLIENTS,
@@ -31,8 +38,14 @@ from bench.ingest import (
     print_table,
     run_concurrently,
 )
+from limelight.ingest.es_bulk import ingest_bulk
+from limelight.ingest.hec import ingest_events
+from limelight.ingest.loki import ingest_push
 from limelight.ingest.loki_wire import PushRequest
+from limelight.ingest.service import Origin, ingest_body
 from limelight.settings import MIB
+from limelight.store.events.base import EventRow
+from limelight.tenant import Tenant
 
 if TYPE_CHECKING:
     from bench.run import BenchContext
@@ -146,3 +159,36 @@ def run(ctx: BenchContext) -> None:
     for (shape, name), ratio in ratios.items():
         if name != "events":
             print(f"ratio {name}/events, {shape} bodies: {ratio:.2f}  (target >= {TARGET})")
+    print()
+    cpu = pipeline_cpu(rounds=10 if ctx.quick else 30)
+    for name, micros in cpu.items():
+        print(f"pipeline CPU an event, 1,000-event bodies, {name}: {micros:.1f} µs "
+              f"({micros / cpu['events']:.2f} of the Events API's)")  # fmt: skip
+
+
+class _Discard:
+    """A row sink that keeps nothing: the pipeline's own CPU, without the engine's."""
+
+    def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
+        pass
+
+
+def pipeline_cpu(per_body: int = 1000, rounds: int = 30) -> dict[str, float]:
+    """µs of CPU an event of each format's pipeline, medians of ``rounds`` in turns."""
+    sink, tenant, bounds = _Discard(), Tenant("bench", "bench"), limits()
+    events = _events(per_body)
+    bodies = {name: FORMATS[name][1](events) for name in FORMATS}
+    steps: dict[str, Callable[[bytes], object]] = {
+        "events": lambda b: ingest_body(sink, Origin(tenant, "bench"), b, bounds),
+        "es_bulk": lambda b: ingest_bulk(sink, tenant, True, b, "bench", bounds),
+        "loki": lambda b: ingest_push(sink, tenant, True, b, False, "bench", bounds, 6 * MIB),
+        "loki_pb": lambda b: ingest_push(sink, tenant, True, b, True, "bench", bounds, 6 * MIB),
+        "hec": lambda b: ingest_events(sink, tenant, True, b, "bench", bounds),
+    }
+    spent: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            started = time.thread_time()
+            step(bodies[name])
+            spent[name].append(time.thread_time() - started)
+    return {name: statistics.median(s) * 1e6 / per_body for name, s in spent.items()}
