@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -52,30 +53,25 @@ class NotConcatenatedJson(ValueError):
 
 
 def _quick(body: bytes) -> list[Parsed] | None:
-    """The objects by cuts, or None when the careful way must tell."""
-    may_be_big = has_big_integer(body)
-    cuts = [m.end() for m in _CUT.finditer(body)]
-    cuts.append(len(body))
+    """The objects by cuts, or None when the careful way must tell (a body that may hold
+    an integer beyond 64 bits takes it too: it parses each object exactly)."""
+    if has_big_integer(body):
+        return None
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     out: list[Parsed] = []
-    start, at, tries = 0, 0, 0
-    while start < len(body):
-        while at < len(cuts) and cuts[at] <= start:
-            at += 1
-        if at == len(cuts) or tries >= MAX_TRIES:
-            return None
-        piece = body[start : cuts[at]]
+    start, tries = 0, 0
+    # A cut ends where the next object starts (the space before it is the piece's).
+    for end in chain((m.end() for m in _CUT.finditer(body)), (len(body),)):
         try:
-            value = orjson.loads(piece)
-        except orjson.JSONDecodeError:
+            value = loads(body[start:end])
+        except decode_error:
             tries += 1
-            at += 1
+            if tries >= MAX_TRIES:
+                return None
             continue
-        big = may_be_big and has_big_integer(piece)
-        out.append(_exact(piece) if big else Parsed(value, False))
-        start, tries = cuts[at], 0
-        while start < len(body) and body[start] in _SPACE:
-            start += 1
-    return out
+        out.append(Parsed(value, False))
+        start, tries = end, 0
+    return out if start == len(body) else None
 
 
 def _exact(text: bytes) -> Parsed:

@@ -13,7 +13,6 @@ pairing of the lines after them could not be trusted.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -70,12 +69,10 @@ class BulkItem:
     item: Document | Refusal
 
 
-def _lines(body: bytes) -> Iterator[tuple[int, bytes]]:
-    """The body's non-blank lines with their numbers (from 1); ``\\r\\n`` ends a line too."""
-    for number, line in enumerate(body.split(b"\n"), 1):
-        line = line.strip()
-        if line:
-            yield number, line
+def _lines(body: bytes) -> list[tuple[int, bytes]]:
+    """The body's non-blank lines with their numbers (from 1); ``\r\n`` ends a line too."""
+    stripped = ((n, raw.strip()) for n, raw in enumerate(body.split(b"\n"), 1))
+    return [(n, line) for n, line in stripped if line]
 
 
 def _action(number: int, line: bytes) -> tuple[str, dict[str, Any]]:
@@ -105,12 +102,45 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _document(index: str | None, source: bytes, may_be_big: bool = True) -> Document | Refusal:
-    if index is None:
-        return Refusal("invalid_index", "index is missing")
-    dataset = dataset_for_index(index)
-    if dataset is None:
-        return Refusal("invalid_index", f"Invalid index name [{index}]: no dataset name")
+@dataclass(frozen=True, slots=True)
+class _Action:
+    """What an action line says, read once for all its repeats."""
+
+    action: str
+    index: str | None
+    id: str | None
+    target: str | Refusal  # the dataset of its document, or why it cannot have one
+
+
+def _read_action(number: int, line: bytes, default_index: str | None) -> _Action:
+    action, meta = _action(number, line)
+    index = _text(meta.get("_index")) or default_index
+    target: str | Refusal
+    if action not in STORED_ACTIONS:
+        target = Refusal(
+            "unsupported_action",
+            f"the {action} action is not supported: events are stored once and never "
+            "changed; use index or create",
+        )
+    elif index is None:
+        target = Refusal("invalid_index", "index is missing")
+    else:
+        dataset = dataset_for_index(index)
+        target = dataset or Refusal(
+            "invalid_index", f"Invalid index name [{index}]: no dataset name"
+        )
+    return _Action(action, index, _text(meta.get("_id")), target)
+
+
+def _document(dataset: str, source: bytes, may_be_big: bool) -> Document | Refusal:
+    if not may_be_big:  # the usual case, without a call more than it needs
+        try:
+            value = orjson.loads(source)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if type(value) is dict:
+                return Document(dataset, value)
     parsed = parse_object(source, may_be_big)
     if isinstance(parsed, Refusal):
         return parsed
@@ -126,36 +156,30 @@ def parse_bulk(body: bytes, default_index: str | None, limits: IngestLimits) -> 
     """
     items: list[BulkItem] = []
     lines = _lines(body)
-    # Shippers repeat one action line ({"create":{"_index":"app"}}): parsed once.
-    known: dict[bytes, tuple[str, dict[str, Any]]] = {}
+    # Shippers repeat one action line ({"create":{"_index":"app"}}): read once.
+    known: dict[bytes, _Action] = {}
     may_be_big = has_big_integer(body)
-    for number, line in lines:
+    at, count = 0, len(lines)
+    while at < count:
+        number, line = lines[at]
+        at += 1
         found = known.get(line)
         if found is None:
-            found = known[line] = _action(number, line)
-        action, meta = found
+            found = known[line] = _read_action(number, line, default_index)
         source = b""
-        if action in _WITH_SOURCE:
-            following = next(lines, None)
-            if following is None:
+        if found.action in _WITH_SOURCE:
+            if at == count:
                 raise BadRequest(
-                    f"The bulk request must be terminated by a newline: the {action} action "
-                    f"on line [{number}] has no document line"
+                    f"The bulk request must be terminated by a newline: the {found.action} "
+                    f"action on line [{number}] has no document line"
                 )
-            source = following[1]
+            source = lines[at][1]
+            at += 1
         if len(items) >= limits.max_events:
             raise BadRequest(f"more than {limits.max_events} actions in one request")
-        index = _text(meta.get("_index")) or default_index
-        doc_id = _text(meta.get("_id"))
-        if action in STORED_ACTIONS:
-            item: Document | Refusal = _document(index, source, may_be_big)
-        else:
-            item = Refusal(
-                "unsupported_action",
-                f"the {action} action is not supported: events are stored once and never "
-                "changed; use index or create",
-            )
-        items.append(BulkItem(action, index, doc_id, item))
+        target = found.target
+        item = target if isinstance(target, Refusal) else _document(target, source, may_be_big)
+        items.append(BulkItem(found.action, found.index, found.id, item))
     if not items:
         raise BadRequest("request body is required: send NDJSON action and document lines")
     return items
@@ -213,6 +237,12 @@ def ingest_one(
     """Store the one document of ``POST /<index>/_doc``; return after it is on disk."""
     if not body.strip():
         raise BadRequest("request body is required")
-    item = BulkItem("create", index, doc_id, _document(index, body))
+    dataset = dataset_for_index(index)
+    document = (
+        _document(dataset, body, has_big_integer(body))
+        if dataset is not None
+        else Refusal("invalid_index", f"Invalid index name [{index}]: no dataset name")
+    )
+    item = BulkItem("create", index, doc_id, document)
     hint = redacting(redact_secrets, body)
     return item, store_documents(store, tenant, hint, [item.item], limits)

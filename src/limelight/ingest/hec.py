@@ -103,25 +103,34 @@ def with_metadata(event: dict[str, Any], metadata: Mapping[str, Any]) -> dict[st
 
 def event_document(value: Any, default_dataset: str, exact: bool) -> Document | Refusal:
     """One ``/event`` object as a document, or why it is refused."""
-    if not isinstance(value, dict):
+    if type(value) is not dict:
         return Refusal("not_an_object", "each event must be a JSON object")
-    if "event" not in value:
+    body = value.get("event", _ABSENT)
+    if body is _ABSENT:
         return Refusal("no_event", "Event field is required")
-    body = value["event"]
     if body is None or body == "" or body == {}:
         return Refusal("blank_event", "Event field cannot be blank")
-    fields = value.get("fields", {})
-    if not isinstance(fields, dict):
+    fields = value.get("fields")
+    if fields is not None and type(fields) is not dict:
         return Refusal("invalid", "fields must be an object")
     dataset = dataset_of(value.get("index"), default_dataset)
+    if isinstance(dataset, Refusal):
+        return dataset
     time_ms = _time_ms(value.get("time"))
-    for checked in (dataset, time_ms):
-        if isinstance(checked, Refusal):
-            return checked
-    assert isinstance(dataset, str) and not isinstance(time_ms, Refusal)
-    event = dict(body) if isinstance(body, dict) else {"message": body}
-    metadata = {k: value[k] for k in METADATA_KEYS if isinstance(value.get(k), str)}
-    return Document(dataset, with_metadata(event, {**metadata, **fields}), exact, time_ms)
+    if isinstance(time_ms, Refusal):
+        return time_ms
+    # The parsed object is this request's own: its event is used in place.
+    event = body if type(body) is dict else {"message": body}
+    for key in METADATA_KEYS:
+        meta = value.get(key)
+        if type(meta) is str:
+            event.setdefault(key, meta)
+    if fields:
+        with_metadata(event, fields)
+    return Document(dataset, event, exact, time_ms)
+
+
+_ABSENT = object()
 
 
 def event_documents(
