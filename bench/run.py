@@ -37,6 +37,7 @@ SECTIONS = [
     "fresh_search",
     "storage",
     "otel",
+    "shippers",
     "alerts",
     "console",
     "boards",

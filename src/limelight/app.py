@@ -18,8 +18,11 @@ from limelight import metrics
 from limelight.api.alerts import router as alerts_router
 from limelight.api.boards import router as boards_router
 from limelight.api.datasets import router as datasets_router
+from limelight.api.es import create_es_app, es_endpoint
 from limelight.api.events import create_events_app
+from limelight.api.hec import create_hec_app, hec_endpoint
 from limelight.api.investigate import router as investigate_router
+from limelight.api.loki import create_loki_app
 from limelight.api.managed import router as managed_router
 from limelight.api.metrics import metrics_route
 from limelight.api.oauth import install_oauth
@@ -35,6 +38,7 @@ from limelight.console import install_console
 from limelight.runtime import Runtime
 from limelight.settings import Settings
 from limelight.web.problems import install_error_handlers
+from limelight.web.request import EVERY_METHOD
 
 log = logging.getLogger("limelight.server")
 
@@ -128,6 +132,16 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     # can match under /events or /otel: tests/unit/test_app_routes.py).
     app.mount("/events", create_events_app(rt))
     app.mount("/otel", create_otel_app(rt))
+    # What log shippers send: Elasticsearch's bulk API, Loki's push API, Splunk's HEC.
+    app.mount("/es", create_es_app(rt))
+    app.mount("/loki", create_loki_app(rt))
+    app.mount("/services/collector", create_hec_app(rt))
+    # Addresses a mount does not take (it takes what is below it): Beats ask for the
+    # root as /es, and Splunk's collector takes events at /services/collector itself.
+    app.add_route("/es", es_endpoint, methods=EVERY_METHOD, include_in_schema=False)
+    app.add_route(
+        "/services/collector", hec_endpoint, methods=EVERY_METHOD, include_in_schema=False
+    )
     app.include_router(recent_router)
     install_oauth(app, rt)
     install_console(app, rt)

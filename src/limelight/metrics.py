@@ -51,7 +51,8 @@ HTTP_SECONDS = Histogram(
 INGEST_EVENTS = Counter(
     "limelight_ingest_events",
     "Events (and OTLP spans, log records and data points) by API and outcome: accepted, or "
-    "the reason each was refused (not_an_object, too_deep, too_large, invalid).",
+    "the reason each was refused (not_an_object, too_deep, too_large, invalid; "
+    "unsupported_action and invalid_index for Elasticsearch bulk items).",
     ["api", "outcome"],
 )
 INGEST_BYTES = Counter(
@@ -64,7 +65,8 @@ INGEST_BYTES = Counter(
 EVENTS_STORED = Counter(
     "limelight_events_stored",
     "Events stored and acknowledged, by the ingest path that took them: events (the Events "
-    "API, which Baselime's clients use), otlp_traces, otlp_logs, otlp_metrics.",
+    "API, which Baselime's clients use), otlp_traces, otlp_logs, otlp_metrics, and the "
+    "shippers' formats: es_bulk (Elasticsearch bulk), loki, splunk_hec.",
     ["api"],
 )
 INSERT_SECONDS = Histogram(

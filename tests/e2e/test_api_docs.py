@@ -28,6 +28,14 @@ CATCH_ALL_DOCUMENTED = {
     "/events/{path:path}": {("/events/v1/{dataset}", "post")},
     "/otel/{path:path}": {("/otel/v1/traces", "post"), ("/otel/v1/logs", "post"),
                           ("/otel/v1/metrics", "post")},
+    "/es/{path:path}": {("/es/_bulk", "post"), ("/es/{index}/_bulk", "post"),
+                        ("/es/_license", "get"), ("/es/_cluster/health", "get")},
+    "/es": {("/es", "get")},
+    "/loki/{path:path}": {("/loki/api/v1/push", "post")},
+    "/services/collector/{path:path}": {("/services/collector/event", "post"),
+                                        ("/services/collector/raw", "post"),
+                                        ("/services/collector/health", "get")},
+    "/services/collector": {("/services/collector", "post")},
 }  # fmt: skip
 
 

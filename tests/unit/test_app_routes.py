@@ -11,9 +11,13 @@ from starlette.routing import Mount
 from limelight.app import create_app
 from limelight.settings import Settings
 
-INGEST_PREFIXES = ("/events", "/otel")
+INGEST_PREFIXES = ("/events", "/otel", "/es", "/loki", "/services/collector")
 # Paths of the mounted apps, for routes whose pattern starts with a parameter.
-INGEST_PATHS = ("/events/v1/logs", "/events/", "/otel/v1/traces", "/otel/v1/logs", "/otel/")
+INGEST_PATHS = ("/events/v1/logs", "/events/", "/otel/v1/traces", "/otel/v1/logs", "/otel/",
+                "/es/_bulk", "/es/logs/_bulk", "/es/", "/loki/api/v1/push",
+                "/services/collector/event", "/services/collector/raw")  # fmt: skip
+# Routes of the main app that serve a mounted app's root (Beats ask for /es itself).
+ROOTS = {"/es", "/services/collector"}
 
 
 def _routes(routes: Iterable[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -44,6 +48,11 @@ def test_ingest_mounts_come_before_every_other_route_and_shadow_none(tmp_path: P
     # Before the console's and the APIs' routers, which are many: an event request
     # is matched against every route ahead of its mount.
     assert all(not hasattr(r, "original_router") for r in routes[: mounts[0]])
-    others = [pr for i, r in enumerate(routes) if i not in mounts for pr in _routes([r])]
+    others = [
+        pr
+        for i, r in enumerate(routes)
+        if i not in mounts and getattr(r, "path", None) not in ROOTS
+        for pr in _routes([r])
+    ]
     assert len(others) > 50  # the console's pages and the APIs are walked into
     assert [p for p, r in others if _shadowed(p, r)] == []

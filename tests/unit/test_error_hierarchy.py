@@ -74,5 +74,6 @@ def test_control_flow_and_refused_values_are_their_documented_kinds() -> None:
         "limelight.alerts.destinations.RefusedDestination",
         "limelight.auth.oauth.logo.BadLogo",
         "limelight.auth.oauth.redirects.BadRedirect",
+        "limelight.ingest.concatenated.NotConcatenatedJson",
         "limelight.auth.passwords.WeakPassword",
     }

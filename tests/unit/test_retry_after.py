@@ -60,6 +60,12 @@ PROVOKED = {
     ),
     ("cli/querying.py", "503"): (1, "the CLI reading a server's 503 (tail retries), not an answer"),
     ("cli/sending.py", "503"): (1, "the CLI reading a server's 503 (send retries), not an answer"),
+    ("ingest/hec.py", "503"): (1, "Splunk's answer code for a busy server (BUSY), not an answer"),
+    ("api/hec.py", "503"): (
+        1,
+        "an Unavailable in Splunk's form (hec_error) keeps its headers: its Retry-After, which "
+        "test_every_unavailable_says_when_to_retry pins",
+    ),
     ("api/otel.py", "503"): (1, "the gRPC code of a 503 (GRPC_CODES), not an answer"),
     ("store/events/buffered.py", "Unavailable"): (
         2,

@@ -20,6 +20,7 @@ from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
 
 from limelight.alerts.spec import AlertFields
+from limelight.api import openapi_shippers
 from limelight.api.query_runs import RunBody
 from limelight.boards import BoardFields
 from limelight.query.spec import QueryFields
@@ -910,7 +911,7 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
         routes=app.routes,
     )
     paths: dict[str, Any] = doc.setdefault("paths", {})
-    for (path, method), extra in OPERATIONS.items():
+    for (path, method), extra in {**OPERATIONS, **openapi_shippers.OPERATIONS}.items():
         operation = paths.setdefault(path, {}).setdefault(method, {})
         # FastAPI's own 200 and 422 say nothing true of these endpoints (they read
         # their bodies themselves and answer 400): ours replace them.
@@ -923,7 +924,7 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
         schemas.pop("HTTPValidationError", None)
         schemas.pop("ValidationError", None)
     components["schemas"] = schemas
-    components["securitySchemes"] = SECURITY_SCHEMES
+    components["securitySchemes"] = {**SECURITY_SCHEMES, **openapi_shippers.SECURITY_SCHEMES}
     return doc
 
 

@@ -1,0 +1,173 @@
+"""Splunk's HTTP Event Collector at ``/services/collector``: ``/event`` (and the
+collector's own address, and ``/event/1.0``), ``/raw``, and the health check.
+
+Answers are Splunk's: ``{"text": "Success", "code": 0}`` once every event is on disk;
+a refused event is answered with its code and ``invalid-event-number`` (the first one
+refused), and the others of the request are stored; the key is ``Splunk <key>`` (or the
+password of Basic auth, or ``Bearer``). Acknowledgements are not offered: the answer
+itself says the events are on disk.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from limelight.api.deps import api_key, ingest_limits
+from limelight.api.observe import count_ingest, count_refused_request, note_route
+from limelight.api.shipper_keys import BASIC, BEARER, SPLUNK, key_from_authorization
+from limelight.auth.api_keys import KeyContext
+from limelight.errors import ExposedError, Unauthorised
+from limelight.ingest.hec import (
+    ACK_DISABLED,
+    BUSY,
+    DEFAULT_DATASET,
+    HEALTHY,
+    INCORRECT_INDEX,
+    INTERNAL,
+    INVALID_AUTHORIZATION,
+    INVALID_DATA,
+    INVALID_TOKEN,
+    METADATA_KEYS,
+    SUCCESS,
+    TOKEN_REQUIRED,
+    HecError,
+    HecOutcome,
+    dataset_of,
+    ingest_events,
+    ingest_raw,
+)
+from limelight.ingest.service import check_dataset
+from limelight.runtime import Runtime
+from limelight.web.body import read_body
+from limelight.web.problems import install_error_handlers, internal_error, json_response
+from limelight.web.request import EVERY_METHOD, runtime_of
+
+API = "splunk_hec"  # the metrics' label
+SCHEMES = frozenset((SPLUNK, BASIC, BEARER))
+BODY_BYTES = "limelight.body_bytes"
+DATASET_HEADER = "x-dataset"
+EVENT_PATHS = {"", "event", "event/1.0"}
+RAW_PATHS = {"raw", "raw/1.0"}
+HEALTH_PATHS = {"health", "health/1.0"}
+_TITLES = {401: "Unauthorised", 403: "Forbidden", 405: "Method Not Allowed"}
+NOT_FOUND = {"text": "The requested URL was not found on this server.", "code": 404}
+
+
+def hec_answer(answer: tuple[int, int, str], **extra: object) -> Response:
+    status, code, text = answer
+    return json_response({"text": text, "code": code, **extra}, status)
+
+
+def hec_error(exc: ExposedError) -> Response:
+    if isinstance(exc, HecError):
+        return json_response({"text": exc.message, **exc.extra}, exc.http_status, exc.headers)
+    code = {503: BUSY[1], 500: INTERNAL[1]}.get(exc.status, INVALID_DATA[1])
+    return json_response({"text": exc.reason or exc.message, "code": code}, exc.status, exc.headers)
+
+
+async def hec_key(request: Request) -> KeyContext:
+    """The key, or Splunk's answer: no token, an unreadable header, an unknown token."""
+    header = request.headers.get("authorization")
+    if header is None:
+        value = request.headers.get("x-api-key")
+        if value is None:
+            raise HecError(TOKEN_REQUIRED)
+    else:
+        value = key_from_authorization(header, SCHEMES)
+        if value is None:
+            raise HecError(INVALID_AUTHORIZATION)
+    try:
+        return await api_key(request, value)
+    except Unauthorised:
+        raise HecError(INVALID_TOKEN) from None
+
+
+def _default_dataset(request: Request) -> str:
+    value = request.headers.get(DATASET_HEADER, "").strip()
+    return check_dataset(value) if value else DEFAULT_DATASET
+
+
+async def _store(request: Request, raw: bool) -> Response:
+    if request.method != "POST":
+        raise HecError((405, 6, "Method not allowed; use POST"))
+    key = await hec_key(request)
+    runtime = runtime_of(request)
+    settings = runtime.settings
+    default = _default_dataset(request)
+    body = await read_body(request, settings.max_request_bytes)
+    request.scope[BODY_BYTES] = len(body)
+    limits = ingest_limits(settings)
+    result: HecOutcome
+    if raw:
+        dataset = dataset_of(request.query_params.get("index"), default)
+        if not isinstance(dataset, str):
+            raise HecError(INCORRECT_INDEX)
+        params = request.query_params
+        metadata = {k: params[k] for k in METADATA_KEYS if params.get(k)}
+        result = await run_in_threadpool(
+            ingest_raw, runtime.ingest, key.tenant, key.redact_secrets, body, dataset, metadata,
+            limits,
+        )  # fmt: skip
+    else:
+        result = await run_in_threadpool(
+            ingest_events, runtime.ingest, key.tenant, key.redact_secrets, body, default, limits
+        )
+    outcome = result.outcome
+    count_ingest(API, len(body), outcome.accepted, outcome.refused, path=API)
+    if result.refused is not None:
+        return hec_error(result.refused)
+    return hec_answer(SUCCESS)
+
+
+async def _health(request: Request) -> Response:
+    """Healthy; a token sent along is checked, and an unknown one is a 400 (what Vector's
+    health check reads as "invalid token")."""
+    if request.headers.get("authorization") is not None:
+        try:
+            await hec_key(request)
+        except HecError:
+            return hec_answer((400, INVALID_TOKEN[1], INVALID_TOKEN[2]))
+    return hec_answer(HEALTHY)
+
+
+async def hec_endpoint(request: Request) -> Response:
+    path = request.path_params.get("path", "").strip("/")
+    try:
+        if path in EVENT_PATHS:
+            # The collector's own address is a route of the main app (no mount prefix).
+            direct = "path" not in request.path_params
+            note_route(request, "/services/collector" if direct else "/event")
+            return await _store(request, raw=False)
+        if path in RAW_PATHS:
+            note_route(request, "/raw")
+            return await _store(request, raw=True)
+        if path in HEALTH_PATHS:
+            note_route(request, "/health")
+            return await _health(request)
+        if path.split("/")[0] == "ack":
+            note_route(request, "/ack")
+            return hec_answer(ACK_DISABLED)
+        note_route(request, "/{other}")
+        return json_response(NOT_FOUND, 404)
+    except ExposedError as exc:
+        status = exc.http_status if isinstance(exc, HecError) else exc.status
+        title = _TITLES.get(status, exc.title)
+        count_refused_request(API, title, request.scope.get(BODY_BYTES, 0))
+        return hec_error(exc)
+    except Exception as exc:
+        count_refused_request(API, "internal error", request.scope.get(BODY_BYTES, 0))
+        internal_error(exc)  # logged there, with its stack
+        return hec_answer(INTERNAL)
+
+
+def create_hec_app(runtime: Runtime) -> FastAPI:
+    """Splunk's HTTP Event Collector, mounted at /services/collector."""
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app.state.runtime = runtime
+    install_error_handlers(app)
+    app.router.routes.append(Route("/{path:path}", hec_endpoint, methods=EVERY_METHOD))
+    return app
