@@ -138,7 +138,7 @@ def test_the_access_log_says_who_sent_what_and_never_a_key(server: LiveServer) -
     )
     assert re.search(
         rf"POST /events/v1/{dataset} 401 \d+\.\dms \d+B tenant=- client=127\.0\.0\.1 "
-        r'reason="Unauthorised"$',
+        r'reason="unknown API key"$',
         unauthorised,
     )
     log = server.log_path.read_text()

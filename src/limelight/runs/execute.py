@@ -192,12 +192,17 @@ def execute_plan(
 ) -> bytes:
     """``execute_data`` as the JSON a run keeps, within the result size and time limits.
 
-    When the engine read no row at all, ``warn`` says why it may be (its sentences go
-    beside the result, as ``data.warnings``, when there are any): asked only then, so
-    a run that finds events pays nothing for it.
+    When the run found nothing, ``warn`` says why it may be (its sentences go beside
+    the result, as ``data.warnings``, when there are any): asked only then, so a run
+    that finds events pays nothing for it. "Nothing" is the answer's, not the engine's
+    rows read: a granule holding another dataset's events of the tenant (one INSERT
+    of several datasets) is read and filtered out.
     """
     data = execute_data(store, plan, limits, deadline, beside)
-    warnings = warn() if warn is not None and data["statistics"]["rows_read"] == 0 else []
+    empty = not data.get("events") and not any(
+        a["values"].get("_count") for a in data.get("aggregates") or []
+    )
+    warnings = warn() if warn is not None and empty else []
     if warnings:
         data["warnings"] = warnings
     payload = orjson.dumps(data)
