@@ -1,62 +1,109 @@
 """Free-text search (the needle) over 1M and 10M events, beside COUNT by service.
 
-Uses the events of the queries section (the same data directory: generated
-once when both run). Each needle is counted two ways, side by side in one run,
-on the same table:
-- now: the statement the compiler writes (a needle of letters is looked up in
-  the words index of DDL 0011; anything else reads `raw`, with the ngram
-  index ruling out granules);
-- before: the statement it wrote before the words index, for every needle
-  (positionCaseInsensitive over `raw`, with the ngram index's LIKE).
-Times are wall medians of ``repeats`` x 5 warm runs in this process (chDB), with
-the engine's own elapsed time and bytes read of the last run; the query
-condition cache is off, so a repeated needle is not answered from memory.
+The events are the queries section's API logs (``bench.queries.GENERATE``), one in
+50 with an error message as payment services write them (``payment failed:
+card_declined by issuer (order 48213), code ERR-42``), in a data directory of this
+section's own, written in INSERTs of 12,000 events (what a 6MB body holds) with the
+Events API's settings: the needle indexes are left to merges.
+
+Each question is a COUNT as the compiler writes it, timed in two states of the
+same events, side by side with a COUNT by service in turns:
+- just written: merges stopped, so every part is as its INSERT wrote it, without
+  the needle indexes (this process's engine; the API adds the same few ms to both);
+- merged: one part a day, every index built; timed in this process and through
+  the API (``POST /v1/query_run`` + ``GET /v1/query_run/<id>?wait=`` on a server
+  started on the directory).
+Times are wall medians of ``TURNS`` x ``repeats`` warm runs; the query condition
+cache is off in this process (a server keeps it on: a needle asked twice is the
+second time answered from memory, so each API run asks it as if new, see
+``_api``). The engine's bytes read are those of the last run.
 
 Then the cost of the indexes at insert: the same events (500,000; 100,000 with
---quick) inserted into a table with no index, the ngram index, the words index
-and both, in turns, timed and weighed.
+--quick) inserted into a table with no index and with each index, in turns,
+timed and weighed.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.queries import GENERATE, NEEDLE, NEEDLE_EVERY, SPAN_MS, Size, _data_dir, _prepare
+import httpx
+from tests.support import launch
+
+from bench.queries import (
+    GENERATE,
+    NEEDLE,
+    NEEDLE_EVERY,
+    SPAN_MS,
+    Size,
+    _make_tenants,
+    _run_through_api,
+)
 from limelight.query.compile import RunOptions, Timeframe, compile_run
+from limelight.query.needle import PHRASES, WORDS
 from limelight.query.spec import validate_fields
 from limelight.store.events.base import JSON_PARSE_SETTINGS, settings_clause
 from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.store.meta.db import MetaDB
 
 if TYPE_CHECKING:
     from bench.run import BenchContext
 
-TURNS = 5
+TURNS = 3
+# LIMELIGHT_BENCH_SEARCH_MERGED_ONLY=1: the merged state alone (over 10M events, the
+# unmerged parts' full reads take hours of this machine).
+JUST_WRITTEN = os.environ.get("LIMELIGHT_BENCH_SEARCH_MERGED_ONLY") != "1"
 NO_CACHE = {"use_query_condition_cache": 0}
+BODY_EVENTS = 12_000
+# The settings of an Events API INSERT that matter here: the needle indexes are built
+# when parts merge (store.events.base.INSERT_SETTINGS).
+LOAD_SETTINGS = {"async_insert": 0, **JSON_PARSE_SETTINGS, "materialize_skip_indexes_on_insert": 0}
+ERRORS = (
+    "if(number % 50 = 9, concat(' payment failed: card_declined by issuer (order ',"
+    " toString(h2 % 100000), '), code ERR-', toString(h2 % 100)), ''),"
+)
 
 # (question, needle or None for COUNT by service)
 QUESTIONS: list[tuple[str, dict[str, Any] | None]] = [
     ("COUNT by service (no needle)", None),
-    ('common word "timeout" (2% of events)', {"value": "timeout"}),
-    ('rare word "quasar" (1 in 100,003)', {"value": "quasar"}),
-    ('absent word "absentword"', {"value": "absentword"}),
-    ('inside a word: "imeou"', {"value": "imeou"}),
-    ('two letters: "ou"', {"value": "ou"}),
-    ('with digits: "zq8x-needle" (1 in 999,983)', {"value": NEEDLE}),
-    ('matchCase: "Timeout" (none)', {"value": "Timeout", "matchCase": True}),
-    ('regex: "up[a-z]+ time(out|d)"', {"value": "up[a-z]+ time(out|d)", "isRegex": True}),
+    ("word: declined (2%)", {"value": "declined"}),
+    ("phrase: payment failed (2%)", {"value": "payment failed"}),
+    ("snake_case: card_declined (2%)", {"value": "card_declined"}),
+    ("across punctuation: issuer (order (2%)", {"value": "issuer (order"}),
+    ("path: /api/cart (20%)", {"value": "/api/cart"}),
+    ("dotted key: cache.hit (all)", {"value": "cache.hit"}),
+    ('across JSON: "level":"error (17%)', {"value": '"level":"error'}),
+    ("number with a word: order 12 (0.02%)", {"value": "order 12"}),
+    ("code: ERR-42 (0.02%)", {"value": "ERR-42"}),
+    (f"id: {NEEDLE} (1 in 999,983)", {"value": NEEDLE}),
+    ("rare word: quasar (1 in 100,003)", {"value": "quasar"}),
+    ("absent phrase: payment refused", {"value": "payment refused"}),
+    ("two characters: ou", {"value": "ou"}),
+    ("one character: _", {"value": "_"}),
+    ("matchCase: Payment failed (none)", {"value": "Payment failed", "matchCase": True}),
+    ("matchCase: payment failed (2%)", {"value": "payment failed", "matchCase": True}),
+    ("regex: card_dec[a-z]+ed by (2%)", {"value": "card_dec[a-z]+ed by", "isRegex": True}),
+    ("regex: quas[a-z]r (rare)", {"value": "quas[a-z]r", "isRegex": True}),
+    ("regex: up[a-z]+ time(out|d)", {"value": "up[a-z]+ time(out|d)", "isRegex": True}),
 ]
 
 
-def _count_sql(store: ChdbEventStore, size: Size, needle: dict[str, Any] | None) -> tuple[str, Any]:
+def _fields(needle: dict[str, Any] | None) -> dict[str, Any]:
     fields: dict[str, Any] = {"calculations": [{"operator": "COUNT"}]}
     if needle is None:
         fields["group_bys"] = [{"key": "_service"}]
     else:
         fields["needle"] = needle
+    return fields
+
+
+def _count_sql(store: ChdbEventStore, size: Size, needle: dict[str, Any] | None) -> tuple[str, Any]:
     plan = compile_run(
-        validate_fields(fields),
+        validate_fields(_fields(needle)),
         workspace_id=size.tenant.workspace_id,
         environment_id=size.tenant.environment_id,
         table=store.table,
@@ -64,76 +111,163 @@ def _count_sql(store: ChdbEventStore, size: Size, needle: dict[str, Any] | None)
         options=RunOptions(),
     )
     statement = plan.statements.by_name()["aggregates"]
-    return statement.sql, statement.params
+    sql = statement.sql.replace(" SETTINGS ", f" SETTINGS {settings_clause(NO_CACHE)}, ", 1)
+    return sql, statement.params
 
 
-def _before(sql: str, params: dict[str, Any], needle: dict[str, Any] | None) -> str:
-    """The statement as the compiler wrote it before the words index."""
-    if needle is None or needle.get("isRegex") or "translate(lower(raw)" not in sql:
-        return sql
-    [name] = [k for k, v in params.items() if v == "%" + needle["value"].lower() + "%"]
-    words = f"translate(lower(raw), '0123456789', '          ') LIKE {{{name}:String}}"
-    params["before_value"] = needle["value"]
-    return sql.replace(
-        words,
-        "(positionCaseInsensitive(raw, {before_value:String}) > 0 "
-        f"AND lower(raw) LIKE {{{name}:String}})",
+def _median_ms(times: list[float]) -> float:
+    return statistics.median(times) * 1000
+
+
+def _direct(ctx: BenchContext, store: ChdbEventStore, size: Size) -> dict[str, tuple[float, Any]]:
+    """question -> (median ms, last result), the questions in turns."""
+    statements = {q: _count_sql(store, size, needle) for q, needle in QUESTIONS}
+    for sql, params in statements.values():
+        store.query(sql, params)  # warm
+    times: dict[str, list[float]] = {q: [] for q in statements}
+    results: dict[str, Any] = {}
+    for _ in range(TURNS):
+        for q, (sql, params) in statements.items():
+            for _ in range(ctx.repeats):
+                started = time.perf_counter()
+                results[q] = store.query(sql, params)
+                times[q].append(time.perf_counter() - started)
+    return {q: (_median_ms(times[q]), results[q]) for q in statements}
+
+
+def _count_of(rows: list[dict[str, Any]]) -> int:
+    return sum(int(r["_count"]) for r in rows if r["_total"])
+
+
+def _api(ctx: BenchContext, url: str, size: Size) -> dict[str, tuple[float, int]]:
+    """question -> (median ms, count) through the API. The server's query condition
+    cache would answer a repeated needle from memory, so each run asks its needle in a
+    new time range (the timeframe's end one millisecond later each time): the same
+    events, the same work, a question the cache has not seen."""
+    times: dict[str, list[float]] = {q: [] for q, _ in QUESTIONS}
+    counts: dict[str, int] = {}
+    shift = 0
+    with httpx.Client(base_url=url, headers={"Authorization": size.admin_key}, timeout=120) as c:
+
+        def body(needle: dict[str, Any] | None) -> dict[str, Any]:
+            nonlocal shift
+            shift += 1
+            return {"query": _fields(needle), "from": size.frm, "to": size.to + shift}
+
+        for _, needle in QUESTIONS:
+            _run_through_api(c, body(needle), timed=False)  # warm
+        for _ in range(TURNS):
+            for q, needle in QUESTIONS:
+                for _ in range(ctx.repeats):
+                    run_body = body(needle)
+                    started = time.perf_counter()
+                    answer = _run_through_api(c, run_body)
+                    times[q].append(time.perf_counter() - started)
+                    counts[q] = sum(
+                        int(next(iter(a["values"].values()))) for a in answer["data"]["aggregates"]
+                    )
+    return {q: (_median_ms(times[q]), counts[q]) for q in times}
+
+
+def _print_direct(title: str, timed: dict[str, tuple[float, Any]]) -> None:
+    base = timed[QUESTIONS[0][0]][0]
+    print(f"\n{title}")
+    print(f"{'question':46s} {'ms':>8s} {'x COUNT':>8s} {'MB read':>8s} {'count':>9s}")
+    for q, (ms, result) in timed.items():
+        count = _count_of(result.rows)
+        print(f"{q:46s} {ms:8.1f} {ms / base:8.2f} {result.bytes_read / 1e6:8.1f} {count:9,}")
+
+
+def _print_api(title: str, timed: dict[str, tuple[float, int]]) -> None:
+    base = timed[QUESTIONS[0][0]][0]
+    print(f"\n{title}")
+    print(f"{'question':46s} {'ms':>8s} {'x COUNT':>8s} {'count':>9s}")
+    for q, (ms, count) in timed.items():
+        print(f"{q:46s} {ms:8.1f} {ms / base:8.2f} {count:9,}")
+
+
+def _data_dir(ctx: BenchContext) -> Path:
+    kept = os.environ.get("LIMELIGHT_BENCH_SEARCH_DIR")
+    return Path(kept) if kept else ctx.scratch("search")
+
+
+def _generate(settings: dict[str, int]) -> str:
+    """The queries section's events, with the error messages; @table@ left to fill."""
+    timeout = "if(number % 50 = 7, ' upstream timeout', ''),"
+    sql = (
+        GENERATE.replace(timeout, f"{timeout} {ERRORS}")
+        .replace("@needle@", NEEDLE)
+        .replace("@needle_every@", str(NEEDLE_EVERY))
+        .replace("@settings@", settings_clause(settings))
     )
+    assert ERRORS in sql
+    return sql
 
 
-def _no_cache(sql: str) -> str:
-    return sql.replace(" SETTINGS ", f" SETTINGS {settings_clause(NO_CACHE)}, ", 1)
+def _load(ctx: BenchContext, store: ChdbEventStore, size: Size) -> None:
+    sql = _generate(LOAD_SETTINGS).replace("@table@", store.table)
+    started = time.perf_counter()
+    # Merged alone, the inserts' size does not matter: a million at a time is faster.
+    per_insert = BODY_EVENTS if JUST_WRITTEN else 1_000_000
+    for offset in range(0, size.events, per_insert):
+        params = {
+            "ws": size.tenant.workspace_id,
+            "env": size.tenant.environment_id,
+            "start": size.frm,
+            "span": SPAN_MS,
+            "count": size.events,
+            "offset": offset,
+            "rows": min(per_insert, size.events - offset),
+        }
+        store.command(sql, params)
+    ctx.log(f"  wrote {size.events:,} events in {time.perf_counter() - started:.0f}s")
 
 
-def _time(store: ChdbEventStore, sql: str, params: dict[str, Any], runs: int) -> tuple[float, Any]:
-    store.query(sql, params)  # warm
-    times, result = [], None
-    for _ in range(runs):
+def _size(data_dir: Path, events: int) -> Size:
+    meta = MetaDB(f"sqlite:///{data_dir / 'meta.db'}")
+    meta.migrate()
+    [(tenant, key)] = _make_tenants(meta, [events]).values()
+    meta.dispose()
+    end = int(time.time() * 1000) - 60_000
+    return Size(events, tenant, key, end - SPAN_MS, end + 1)
+
+
+def _searches(ctx: BenchContext, data_dir: Path, events: int) -> None:
+    size = _size(data_dir, events)
+    store = ChdbEventStore(data_dir / "chdb")
+    store.start()
+    try:
+        if JUST_WRITTEN:
+            store.command(f"SYSTEM STOP MERGES {store.table}")
+        _load(ctx, store, size)
+        if JUST_WRITTEN:
+            title = f"{events:,} events just written (merges stopped)"
+            _print_direct(title, _direct(ctx, store, size))
+            store.command(f"SYSTEM START MERGES {store.table}")
         started = time.perf_counter()
-        result = store.query(sql, params)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
-
-
-def _searches(ctx: BenchContext, store: ChdbEventStore, size: Size) -> None:
-    print(f"\n{size.events:,} events")
-    heads = ["now ms", "before ms", "before/now", "engine ms now", "MB read now"]
-    heads += ["MB read before", "count"]
-    print(f"{'question':44s} " + " ".join(f"{h:>{max(len(h), 8)}s}" for h in heads))
-    for question, needle in QUESTIONS:
-        sql, params = _count_sql(store, size, needle)
-        now_sql, before_sql = _no_cache(sql), _no_cache(_before(sql, params, needle))
-        now = before = 0.0
-        now_runs: list[float] = []
-        before_runs: list[float] = []
-        result_now = result_before = None
-        for _ in range(TURNS):  # in turns, so a slow minute weighs on both sides
-            t, result_now = _time(store, now_sql, params, ctx.repeats)
-            now_runs.append(t)
-            t, result_before = _time(store, before_sql, params, ctx.repeats)
-            before_runs.append(t)
-        now, before = statistics.median(now_runs), statistics.median(before_runs)
-        assert result_now is not None and result_before is not None
-        count = sum(int(r["_count"]) for r in result_now.rows if r["_total"])
-        same = count == sum(int(r["_count"]) for r in result_before.rows if r["_total"])
-        print(
-            f"{question:44s} {now * 1000:8.1f} {before * 1000:9.1f} {before / now:10.2f} "
-            f"{result_now.elapsed * 1000:13.1f} {result_now.bytes_read / 1e6:11.1f} "
-            f"{result_before.bytes_read / 1e6:14.1f} {count:>8,}{'' if same else ' DIFFERS'}"
-        )
+        store.command(f"OPTIMIZE TABLE {store.table} FINAL")
+        ctx.log(f"  merged in {time.perf_counter() - started:.0f}s")
+        _print_direct(f"{events:,} events merged, this process", _direct(ctx, store, size))
+    finally:
+        store.close()
+    server = launch(data_dir / "server", {"LIMELIGHT_DATA_DIR": str(data_dir)})
+    try:
+        _print_api(f"{events:,} events merged, through the API", _api(ctx, server.url, size))
+    finally:
+        server.stop()
 
 
 INDEXES = {
     "no index": "",
     "ngram (DDL 0003)": ", INDEX raw_ngrams lower(raw) "
     "TYPE ngrambf_v1(4, 65536, 3, 0) GRANULARITY 1",
-    "words (DDL 0011)": ", INDEX raw_words translate(lower(raw), '0123456789', '          ') "
-    "TYPE text(tokenizer = 'splitByNonAlpha')",
+    "words (DDL 0011)": f", INDEX raw_words {WORDS} TYPE text(tokenizer = 'splitByNonAlpha')",
+    "phrases (DDL 0015)": f", INDEX raw_phrases {PHRASES} TYPE text(tokenizer = 'splitByNonAlpha')",
 }
-INDEXES["both (as now)"] = INDEXES["ngram (DDL 0003)"] + INDEXES["words (DDL 0011)"]
+INDEXES["all (as now)"] = "".join(v for k, v in INDEXES.items() if k != "no index")
 
 
-def _insert_costs(ctx: BenchContext, store: ChdbEventStore, size: Size) -> None:
+def _insert_costs(ctx: BenchContext, store: ChdbEventStore) -> None:
     rows = 100_000 if ctx.quick else 500_000
     columns = (
         "workspace_id LowCardinality(String), environment_id LowCardinality(String), "
@@ -151,12 +285,8 @@ def _insert_costs(ctx: BenchContext, store: ChdbEventStore, size: Size) -> None:
             "ORDER BY (workspace_id, environment_id, dataset, timestamp)"
         )
         tables[name] = table
-    generate = (
-        GENERATE.replace("@needle@", NEEDLE)
-        .replace("@needle_every@", str(NEEDLE_EVERY))
-        .replace("@settings@", settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS}))
-    )
-    params = {"ws": "w", "env": "e", "start": size.frm, "span": SPAN_MS, "count": rows,
+    generate = _generate({"async_insert": 0, **JSON_PARSE_SETTINGS})
+    params = {"ws": "w", "env": "e", "start": 1_795_000_000_000, "span": SPAN_MS, "count": rows,
               "offset": 0, "rows": rows}  # fmt: skip
     seconds: dict[str, list[float]] = {name: [] for name in tables}
     for _ in range(3):
@@ -166,7 +296,9 @@ def _insert_costs(ctx: BenchContext, store: ChdbEventStore, size: Size) -> None:
             store.command(generate.replace("@table@", table), params)
             seconds[name].append(time.perf_counter() - started)
     print(f"\nindexes at insert: {rows:,} events, one INSERT, medians of 3 in turns")
-    print(f"{'table':20s} {'seconds':>8s} {'events/s':>10s} {'index MB':>9s} {'data MB':>8s}")
+    print(f"{'table':20s} {'seconds':>8s} {'events/s':>10s} {'us/event':>9s} {'index MB':>9s} "
+          f"{'data MB':>8s}")  # fmt: skip
+    bare_s = statistics.median(seconds["no index"])
     for name, table in tables.items():
         db, bare = table.split(".")
         weighed = store.query(
@@ -175,28 +307,26 @@ def _insert_costs(ctx: BenchContext, store: ChdbEventStore, size: Size) -> None:
             {"db": db, "t": bare},
         ).rows[0]
         took = statistics.median(seconds[name])
-        print(f"{name:20s} {took:8.2f} {rows / took:10,.0f} {int(weighed['i']) / 1e6:9.1f} "
-              f"{int(weighed['d']) / 1e6:8.1f}")  # fmt: skip
+        added = (took - bare_s) / rows * 1e6
+        print(f"{name:20s} {took:8.2f} {rows / took:10,.0f} {added:9.2f} "
+              f"{int(weighed['i']) / 1e6:9.1f} {int(weighed['d']) / 1e6:8.1f}")  # fmt: skip
         store.command(f"DROP TABLE {table}")
 
 
 def run(ctx: BenchContext) -> None:
     counts = [100_000, 1_000_000] if ctx.quick else [1_000_000, 10_000_000]
-    data_dir = _data_dir(ctx)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    sizes = _prepare(ctx, data_dir, counts)
-    store = ChdbEventStore(data_dir / "chdb")
-    store.start()  # applies DDL 0011 to older data: the index is built in the background
+    if os.environ.get("LIMELIGHT_BENCH_SEARCH_SIZES"):
+        counts = [int(n) for n in os.environ["LIMELIGHT_BENCH_SEARCH_SIZES"].split(",")]
+    print(f"medians of {TURNS} turns x {ctx.repeats} warm runs, questions in turns")
+    for events in counts:
+        data_dir = _data_dir(ctx) / f"{events}"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        _searches(ctx, data_dir, events)
+    if os.environ.get("LIMELIGHT_BENCH_SEARCH_INSERTS") == "0":
+        return
+    store = ChdbEventStore(_data_dir(ctx) / "inserts")
+    store.start()
     try:
-        started = time.perf_counter()
-        while store.query("SELECT count() AS n FROM system.mutations WHERE NOT is_done", {}).rows[
-            0
-        ]["n"]:
-            time.sleep(1)
-        ctx.log(f"  words index built for every part ({time.perf_counter() - started:.0f}s)")
-        print(f"data: {data_dir}; medians of {TURNS} turns x {ctx.repeats} warm runs")
-        for size in sizes:
-            _searches(ctx, store, size)
-        _insert_costs(ctx, store, sizes[0])
+        _insert_costs(ctx, store)
     finally:
         store.close()

@@ -201,7 +201,7 @@ def feature_queries() -> Iterator[tuple[str, dict[str, Any], RunOptions]]:
         {"value": '"req-0+2[0-9]"', "isRegex": True},
         {"value": "ÜNÏCODE", "isRegex": True},
         {"value": "50% off"},
-        # Letters alone go through the words index (query.where.needle_sql): inside a
+        # Letters alone go through the words index (query.needle): inside a
         # word, after "_", at the start and the end of a value, two letters, a key's
         # name, and words that touch only across JSON structure (never a match).
         {"value": "imeou"},
@@ -216,6 +216,20 @@ def feature_queries() -> Iterator[tuple[str, dict[str, Any], RunOptions]]:
         {"value": "x"},
         {"value": "ünïcode"},
         {"value": "req-0"},
+        # Through the phrases index: spaces, punctuation, snake_case, dotted keys, text
+        # across the JSON structure without quotes (query.needle).
+        {"value": "Gamma User_login"},
+        {"value": "user_login #"},
+        {"value": "http.method"},
+        {"value": ":true,"},
+        {"value": "% off"},
+        {"value": "a{{b"},
+        {"value": "beta beta"},
+        # Quotes and digits read the text where the index finds the rest.
+        {"value": '"service":"web'},
+        {"value": "off Timeout #9"},
+        {"value": "beta error #[0-9]+", "isRegex": True},
+        {"value": "gamma user_LOGIN", "matchCase": True},
     ):
         yield f"needle {needle}", {"needle": needle}, RunOptions(limit=50)
         yield (

@@ -64,13 +64,15 @@ one does not match, so a missing key matches neither.
 - ``needle`` ``{value, isRegex, matchCase}`` searches the event's stored JSON
   text: a substring (case-insensitive for ASCII letters unless ``matchCase``)
   or an RE2 pattern (``(?i)`` added unless ``matchCase``). What is fast: a needle
-  of two or more ASCII letters (``timeout``, ``Payment``, also inside a word:
-  ``imeou`` finds ``timeout``) is looked up in an inverted index of the events'
-  words and costs about what a COUNT does, however many events hold it. Any
-  other needle (with digits, spaces, punctuation or other scripts, one letter,
-  ``matchCase``) reads the events' text where an ngram index cannot rule it
-  out: fast when few events hold it, a scan when many do; a regex always
-  reads the text.
+  of two or more ASCII characters without digits or ``"`` (``timeout``, also
+  inside a word: ``imeou``; phrases such as ``payment failed``, ``card_declined``,
+  ``user.id``, ``/api/cart``, ``issuer (order``) is looked up in inverted indexes
+  of the events' text and costs about what a COUNT does, however many events
+  hold it. Any other needle (with digits or ``"``, other scripts, one
+  character, ``matchCase``) and a regex read the events' text, but only in the
+  blocks of events where the indexes find its parts without digits (a regex's
+  literal text) and an ngram index cannot rule it out: fast when few events
+  hold it, a scan when many do.
 - The timeframe is ``from`` inclusive, ``to`` exclusive.
 
 Calculations

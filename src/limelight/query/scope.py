@@ -76,9 +76,9 @@ class Scope:
             " allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1,"
             " output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0,"
             " distributed_product_mode = 'local',"
-            # A needle of letters (query.where.needle_sql) is looked up in the words
-            # index's dictionary from two letters on, however many tokens hold it: past
-            # the engine's defaults (4 letters, 50 tokens) it would read raw instead.
+            # A needle (query.needle) is looked up in the words and phrases indexes'
+            # dictionaries from two characters on, however many tokens hold it: past
+            # the engine's defaults (4 characters, 50 tokens) it would read raw instead.
             " text_index_like_min_pattern_length = 2,"
             " text_index_like_max_postings_to_read = 100000"
         )

@@ -3,12 +3,12 @@ namespaces, the filters and the needle."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from limelight.query.keys import KeyExpr, StoredTypes
+from limelight.query.needle import needle_sql
 from limelight.query.operators import OPERATORS, kinds_of, list_values, value_kind
 from limelight.query.plans import Timeframe
 from limelight.query.scope import Condition, Scope
@@ -45,7 +45,7 @@ class Where:
             joiner = " OR " if self.fields.filter_combination == "OR" else " AND "
             parts.append("(" + joiner.join(filters) + ")")
         if self.fields.needle is not None:
-            parts.append(needle_sql(self.fields, params))
+            parts.append(needle_sql(self.fields.needle, params))
         return parts
 
     def _namespaces(self, params: Params) -> list[str]:
@@ -63,42 +63,6 @@ class Where:
                 else:
                     out.append(f"{column} IN ({', '.join(values)})")
         return out
-
-
-# The expression of the events' words index (DDL 0011): lower(raw), digits made spaces.
-WORDS = "translate(lower(raw), '0123456789', '          ')"
-# A needle of two or more ASCII letters is looked up in that index (see ``needle_sql``).
-_LETTERS = re.compile(r"[A-Za-z]{2,}")
-
-
-def needle_sql(fields: QueryFields, params: Params) -> str:
-    needle = fields.needle
-    assert needle is not None
-    if needle.isRegex:
-        pattern = needle.value if needle.matchCase else "(?i)" + needle.value
-        return f"match(raw, {params.add(pattern, 'String')})"
-    if not needle.matchCase and _LETTERS.fullmatch(needle.value):
-        # Exact, and answered from the index alone: ASCII letters occur in raw (ASCII
-        # case folded, as positionCaseInsensitive folds) exactly where they occur in
-        # WORDS, whose digits only became spaces, and always inside one token of it,
-        # so the engine finds the tokens that hold the needle in the index's
-        # dictionary and never reads raw. One letter, or anything else (digits,
-        # punctuation, spaces, other scripts), goes the way below.
-        return f"{WORDS} LIKE {params.add('%' + needle.value.lower() + '%', 'String')}"
-    func = "position" if needle.matchCase else "positionCaseInsensitive"
-    found = f"{func}(raw, {params.add(needle.value, 'String')}) > 0"
-    # Implied by `found` (both fold ASCII letters only), so it never changes the
-    # answer: it is there for the ngram skip index on lower(raw) (DDL 0003),
-    # which rules out the granules that cannot hold the needle.
-    pattern = "%" + _like_escape(needle.value.translate(_ASCII_LOWER)) + "%"
-    return f"({found} AND lower(raw) LIKE {params.add(pattern, 'String')})"
-
-
-_ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _operand(value: Any, kind: str, params: Params, stored: StoredTypes) -> str:

@@ -94,6 +94,14 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
     "needle_one_letter": ({"needle": {"value": "a"}}, RunOptions()),
     "needle_digits": ({"needle": {"value": "req-0001"}}, RunOptions()),
     "needle_other_script": ({"needle": {"value": "ünïcode"}}, RunOptions()),
+    "needle_phrase": ({"needle": {"value": "Gamma user_login"}}, RunOptions()),
+    "needle_dotted": ({"needle": {"value": "http.method"}}, RunOptions()),
+    "needle_number_with_words": ({"needle": {"value": "off Timeout #9"}}, RunOptions()),
+    "needle_across_json": ({"needle": {"value": '"service":"web'}}, RunOptions()),
+    "needle_regex_literal": (
+        {"needle": {"value": r"(beta|gamma) error #[0-9]+", "isRegex": True}},
+        RunOptions(),
+    ),
     # namespaces
     "namespaces": (
         {

@@ -1,0 +1,230 @@
+"""Needles beyond letters (phrases, snake_case, dotted names, paths, ids, numbers with
+their neighbours, text across the JSON structure, one or two characters, matchCase,
+regexes): the same answers as reading every event, before the parts merge, once they
+have, and while the phrases index (DDL 0015) is built for events written before it; a
+needle the index answers (no digit, quote or character past ASCII) never reads the
+events' text once it is built."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from limelight.query.compile import RunOptions, compile_run
+from limelight.query.plans import Timeframe
+from limelight.query.spec import validate_fields
+from limelight.store.events import ddl
+from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.tenant import Tenant
+from tests import query_reference as ref
+
+NOW_MS = 1_795_000_000_000
+SPAN_MS = 3_600_000
+TENANT = Tenant("ws_phrases", "env_phrases")
+FRAME = Timeframe(NOW_MS - SPAN_MS, NOW_MS + 1)
+
+MESSAGES = [
+    "payment failed: card_declined by issuer (order 12345)",
+    "Payment FAILED twice, card_declined_again",
+    "payment  failed with two spaces",
+    "payment 7 failed with a digit between",
+    "reorder 12 items; order 1 2 apart",
+    "GET /api/cart/items completed with 200",
+    "GET /api/carts completed with 404",
+    "ERR-42 raised, then err-421 and xERR-42",
+    "50% off a_b, not axb, path c:\\temp\\x",
+    'said "hello there" twice',
+    "quasär ünïcode text",
+    "\u212aelvin degrees",
+    "upstream timeout after 30s",
+    "Timeout while reading",
+]
+EXTRA: list[dict[str, Any]] = [
+    {"user.id": 5, "message": "dotted key"},
+    {"user": {"id": 6}, "message": "nested key"},
+    {"a": 1, "b": {"a": "x"}},
+    {"tags": ["card_declined", "user.id"], "n": 12345},
+]
+
+# The exact ones are answered from the phrases index alone once it is built.
+EXACT = [
+    "payment failed",
+    "PAYMENT failed",
+    "card_declined",
+    "card_declined_again",
+    "issuer (order",
+    "user.id",
+    "/api/cart",
+    "/api/cart/",
+    "a_b",
+    "% off a_",
+    "c:\\\\temp",
+    ", then err-",
+    " raised, ",
+    "ed: card_de",
+]
+READ = [
+    "payment  failed",
+    "order 12",
+    "order 1",
+    "ERR-42",
+    "err-421",
+    "12345",
+    "50% off",
+    "(order 12345)",
+    '":"',
+    '{"a',
+    '"a":1',
+    '"hello there"',
+    '\\"hello',
+    "quasär",
+    "ünïcode text",
+    "_",
+    "a",
+    ":",
+    "%",
+    "ab",
+    "a_",
+    "xy",
+]
+CASED = ["Payment", "payment failed", "FAILED twice", "Timeout", "ERR-42"]
+REGEXES = [
+    "card_dec[a-z]+ed",
+    r"payment\s+failed",
+    r"issuer \(order \d+\)",
+    "PAYMENT failed",
+    "order (12|34)",
+    "timeout|declined",
+    "kelvin",
+    r"c:\\\\temp",
+    "a_b|x{2}",
+    "^\\{",
+    "(?i)card_DECLINED",
+    "card_?declined",
+    "/api/carts?/",
+]
+
+
+def needles() -> list[dict[str, Any]]:
+    plain = [{"value": v} for v in EXACT + READ]
+    cased = [{"value": v, "matchCase": True} for v in CASED]
+    regex = [{"value": v, "isRegex": True} for v in REGEXES]
+    regex_cased = [{"value": v, "isRegex": True, "matchCase": True} for v in REGEXES[:4]]
+    return plain + cased + regex + regex_cased
+
+
+def events() -> list[dict[str, Any]]:
+    out = ref.generate_events(600, seed=9, now_ms=NOW_MS, span_ms=SPAN_MS)
+    for i, message in enumerate(MESSAGES + [str(e) for e in EXTRA]):
+        for copy in range(3):
+            at = NOW_MS - 1000 * (i * 3 + copy + 1)
+            event = EXTRA[i - len(MESSAGES)] if i >= len(MESSAGES) else {"message": message}
+            out.insert(50 * copy + i, {**event, "timestamp": at})
+    return out
+
+
+def count(store: ChdbEventStore, needle: dict[str, Any]) -> tuple[int, int]:
+    """(events holding the needle, bytes the engine read to count them)."""
+    plan = compile_run(
+        validate_fields({"calculations": [{"operator": "COUNT"}], "needle": needle}),
+        workspace_id=TENANT.workspace_id,
+        environment_id=TENANT.environment_id,
+        table=store.table,
+        timeframe=FRAME,
+        options=RunOptions(),
+    )
+    statement = plan.statements.by_name()["aggregates"]
+    result = store.query(statement.sql, statement.params)
+    [total] = [int(r["_count"]) for r in result.rows if r["_total"]]
+    return total, result.bytes_read
+
+
+def truth(records: list[ref.Record]) -> dict[str, int]:
+    return {
+        repr(n): len(ref.select(records, {"needle": n}, FRAME.from_ms, FRAME.to_ms))
+        for n in needles()
+    }
+
+
+def counts(store: ChdbEventStore) -> dict[str, tuple[int, int]]:
+    return {repr(n): count(store, n) for n in needles()}
+
+
+def _store(tmp_path_factory: pytest.TempPathFactory, database: str) -> ChdbEventStore:
+    shared = ref.shared_chdb_store(tmp_path_factory)
+    return ChdbEventStore(shared.path, database=database)
+
+
+def _write(store: ChdbEventStore) -> list[ref.Record]:
+    batch = events()
+    records: list[ref.Record] = []
+    for i in range(0, len(batch), 250):
+        records += ref.store_events(store, TENANT, "ds", batch[i : i + 250])
+    return records
+
+
+def test_needles_find_what_reading_every_event_finds_before_and_after_the_parts_merge(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    store = _store(tmp_path_factory, f"phrases_{uuid.uuid4().hex[:8]}")
+    store.start()
+    # A background merge of the inserts' parts would index them before the first count.
+    store.command(f"SYSTEM STOP MERGES {store.table}")
+    records = _write(store)
+    expected = truth(records)
+    assert all(expected[repr({"value": v})] > 0 for v in EXACT)
+    assert expected[repr({"value": "payment failed"})] == 6  # 3 events of two messages
+    assert expected[repr({"value": "user.id"})] == 6  # the dotted key and the tag
+    assert expected[repr({"value": "order 12"})] == 6  # "order 12345" and "reorder 12"
+    assert expected[repr({"value": "kelvin", "isRegex": True})] == 3  # the Kelvin sign
+
+    unmerged = counts(store)
+    assert {n: c for n, (c, _) in unmerged.items()} == expected
+    store.command(f"SYSTEM START MERGES {store.table}")
+    store.command(f"OPTIMIZE TABLE {store.table} FINAL")
+    merged = counts(store)
+    assert {n: c for n, (c, _) in merged.items()} == expected
+
+    raw_bytes = sum(len(r.raw) for r in records)
+    exact = {repr({"value": v}): merged[repr({"value": v})][1] for v in EXACT}
+    assert {n: r for n, r in exact.items() if r >= raw_bytes / 10} == {}, raw_bytes
+    store.close()
+
+
+def _index_built(store: ChdbEventStore, database: str) -> bool:
+    found = store.query(
+        "SELECT count() AS n FROM system.mutations WHERE database = {db:String} AND NOT is_done",
+        {"db": database},
+        ["n"],
+    )
+    return int(found.rows[0]["n"]) == 0
+
+
+def test_events_written_before_the_phrases_index_are_found_the_same_while_it_is_built(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = f"phrases_{uuid.uuid4().hex[:8]}"
+    store = _store(tmp_path_factory, database)
+    older = [(v, text) for v, text in ddl.ddl_files() if v < 15]
+    monkeypatch.setattr(ddl, "ddl_files", lambda: older)
+    store.start()  # the schema of the version before the phrases index
+    records = _write(store)
+    store.command(f"OPTIMIZE TABLE {store.table} FINAL")
+    expected = truth(records)
+    before = {n: c for n, (c, _) in counts(store).items()}
+    monkeypatch.undo()
+
+    store.migrate()  # adds the index; the parts above get it in the background
+    during = {n: c for n, (c, _) in counts(store).items()}
+    deadline = time.monotonic() + 60
+    while not _index_built(store, database) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _index_built(store, database)
+    after = counts(store)
+    assert before == during == {n: c for n, (c, _) in after.items()} == expected
+    raw_bytes = sum(len(r.raw) for r in records)
+    assert after[repr({"value": "card_declined"})][1] < raw_bytes / 10
+    store.close()
