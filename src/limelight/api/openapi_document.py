@@ -33,7 +33,8 @@ from limelight.boards import BoardFields
 from limelight.query.spec import QueryFields
 from limelight.query.traces import TraceSearch
 
-# What FastAPI cannot see, by (path, method), in the order the document lists them.
+# What FastAPI cannot see, by (path, method), in the order the document lists them: Swagger
+# UI orders its sections by the first operation of each tag.
 UNTYPED: dict[tuple[str, str], Operation] = {
     **HEALTH,
     **metrics.OPERATIONS,
