@@ -27,7 +27,7 @@ from limelight.api.managed import router as managed_router
 from limelight.api.metrics import metrics_route
 from limelight.api.oauth import install_oauth
 from limelight.api.observe import Observe
-from limelight.api.openapi import install_openapi
+from limelight.api.openapi_document import install_openapi
 from limelight.api.operator import operator_routes
 from limelight.api.otel import create_otel_app
 from limelight.api.queries import router as queries_router

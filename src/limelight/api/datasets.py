@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.deps import admin_key
+from limelight.api.openapi import FOUND, KEYED, admin_only, body, ok
 from limelight.auth.api_keys import KeyContext
 from limelight.datasets import dataset_keys, list_datasets, timeframe, with_retention
 from limelight.errors import BadRequest
@@ -28,7 +29,29 @@ AdminKey = Annotated[KeyContext, Depends(admin_key)]
 UnixMs = Annotated[int | None, Query(ge=0, le=2**53, description="unix ms")]
 
 
-@router.get("/v1/datasets")
+@router.get(
+    "/v1/datasets",
+    summary="The datasets with events in the timeframe",
+    description="Unix ms; `to` defaults to now and `from` to 24 hours before it.",
+    openapi_extra=admin_only(),
+    responses={
+        **ok(
+            "By name.",
+            {
+                "datasets": [
+                    {
+                        "name": "logs",
+                        "count": 52311,
+                        "last_event_at": 1763786399120,
+                        "retention": "30d",
+                        "retention_is_default": True,
+                    }
+                ]
+            },
+        ),
+        **KEYED,
+    },
+)
 async def datasets(
     request: Request,
     key: AdminKey,
@@ -45,7 +68,23 @@ async def datasets(
     return json_response({"datasets": found})
 
 
-@router.get("/v1/datasets/{name}/keys")
+@router.get(
+    "/v1/datasets/{name}/keys",
+    summary="The keys a dataset's events hold, with their kinds",
+    openapi_extra=admin_only(),
+    responses={
+        **ok(
+            "System fields first, then dotted paths by name.",
+            {
+                "keys": [
+                    {"key": "_timestamp", "types": ["number"]},
+                    {"key": "http.status", "types": ["string", "number"]},
+                ]
+            },
+        ),
+        **FOUND,
+    },
+)
 async def keys(request: Request, key: AdminKey, name: str) -> Response:
     """The keys the dataset's events hold, with their kinds; system fields included."""
     rt = runtime_of(request)
@@ -53,7 +92,27 @@ async def keys(request: Request, key: AdminKey, name: str) -> Response:
     return json_response({"keys": found})
 
 
-@router.put("/v1/datasets/{name}/retention")
+RETENTION_BODY = {
+    "type": "object",
+    "required": ["retention"],
+    "properties": {"retention": {"type": ["string", "null"]}},
+}
+
+
+@router.put(
+    "/v1/datasets/{name}/retention",
+    summary="How long the dataset keeps its events",
+    description='A duration from `1h` to `3650d`, or `"default"` (or null) for the '
+    "deployment's `LIMELIGHT_RETENTION_DAYS`.",
+    openapi_extra=admin_only(body(RETENTION_BODY, {"retention": "7d"})),
+    responses={
+        **ok(
+            "What now holds.",
+            {"dataset": {"name": "debug", "retention": "7d", "retention_is_default": False}},
+        ),
+        **KEYED,
+    },
+)
 async def retention(request: Request, key: AdminKey, name: str) -> Response:
     """Keep the dataset's events for ``{"retention": "7d"}``, or for the deployment's
     default again with ``{"retention": "default"}`` (or null)."""

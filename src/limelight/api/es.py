@@ -33,6 +33,7 @@ from limelight.api.es_answers import (
     setup_answer,
 )
 from limelight.api.observe import count_ingest, count_refused_request, note_route
+from limelight.api.openapi import Operation, Security, answer
 from limelight.api.shipper_keys import API_KEY, BASIC, BEARER, shipper_key
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import ExposedError, MethodNotAllowed, NotFound
@@ -243,6 +244,132 @@ async def es_endpoint(request: Request) -> Response:
         response = internal_error(exc)
         response.headers.update(PRODUCT_HEADERS)
         return response
+
+
+# A catch-all route, which FastAPI cannot describe: its operations, for ``openapi_document``.
+DOC_SECURITY: Security = [{"shipperBasic": []}, {"esApiKey": []}, {"shipperBearer": []}]
+ES_ERROR = {
+    "error": {
+        "root_cause": [{"type": "security_exception", "reason": "Unauthorised"}],
+        "type": "security_exception",
+        "reason": "Unauthorised",
+    },
+    "status": 401,
+}
+BULK_ANSWER = {
+    "took": 4,
+    "errors": True,
+    "items": [
+        {"create": {"_index": "app", "_id": "1m8f...", "_version": 1, "result": "created",
+                    "status": 201}},
+        {"update": {"_index": "app", "_id": "7", "status": 400,
+                    "error": {"type": "illegal_argument_exception",
+                              "reason": "the update action is not supported: ..."}}},
+    ],
+}  # fmt: skip
+BULK_BODY = (
+    '{"create": {"_index": "app"}}\n{"@timestamp": "2026-11-27T12:00:00Z", "message": "hello"}\n'
+)
+ES_REFUSED = {
+    "400": answer(
+        "Not a bulk body (an action line that is not one, a missing document "
+        "line); nothing is stored.",
+        {**ES_ERROR, "status": 400},
+    ),
+    "401": answer("No key, or an unknown or revoked one.", ES_ERROR),
+    "413": answer("Over 6MB uncompressed; Filebeat splits its batch.", ES_ERROR),
+}
+
+
+def _bulk_doc(with_index: bool) -> Operation:
+    parameters: list[dict[str, Any]] = [
+        {"name": "filter_path", "in": "query", "schema": {"type": "string"},
+         "description": "Elasticsearch's response filter, e.g. "
+         "`errors,items.*.error,items.*.status`."},
+    ]  # fmt: skip
+    if with_index:
+        parameters.insert(
+            0,
+            {"name": "index", "in": "path", "required": True, "schema": {"type": "string"},
+             "description": "The index (dataset) of actions without `_index`."},
+        )  # fmt: skip
+    return {
+        "tags": ["shippers"],
+        "summary": "Elasticsearch bulk" + (" into an index" if with_index else ""),
+        "description": "NDJSON action and document lines, any content type, gzip allowed. "
+        "`index` and `create` store their document in the dataset the index names "
+        "(characters other than letters, digits, `.`, `_`, `-` become `_`, cut to 128); "
+        "`update` and `delete` are refused item by item. `@timestamp` or `timestamp` is "
+        "the event's time. Answered 200 once authenticated and parsed, with one item per "
+        "action (201, or 400 with `error`), after the stored documents are on disk.",
+        "security": DOC_SECURITY,
+        "parameters": parameters,
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/x-ndjson": {"schema": {"type": "string"}, "example": BULK_BODY}
+            },
+        },
+        "responses": {"200": answer("One item per action, in order.", BULK_ANSWER), **ES_REFUSED},
+    }
+
+
+def _info_doc(summary: str, example: Any, *path_names: str) -> Operation:
+    return {
+        "parameters": [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in path_names
+        ],
+        "tags": ["shippers"],
+        "summary": summary,
+        "description": "Answered so that Elasticsearch's shippers and clients send without "
+        "special settings; every `/es` answer carries `X-Elastic-Product: Elasticsearch`.",
+        "security": DOC_SECURITY,
+        "responses": {
+            "200": answer("As Elasticsearch answers it.", example),
+            "401": ES_REFUSED["401"],
+        },
+    }
+
+
+ROOT_EXAMPLE = {"name": "limelight", "version": {"number": "8.17.0", "build_flavor": "default"},
+                "tagline": "You Know, for Search"}  # fmt: skip
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("/es/_bulk", "post"): _bulk_doc(False),
+    ("/es/{index}/_bulk", "post"): _bulk_doc(True),
+    ("/es/{index}/_doc", "post"): {
+        **_bulk_doc(True),
+        "summary": "One Elasticsearch document",
+        "description": "One JSON document into the index's dataset (rsyslog's "
+        "omelasticsearch without bulk mode): 201 once on disk, 400 if it is not one.",
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"type": "object"}, "example": {"message": "hello"}}
+            },
+        },
+        "responses": {
+            "201": answer("Stored.", {"_index": "app", "_id": "1m8f...", "result": "created"}),
+            **ES_REFUSED,
+        },
+    },  # fmt: skip
+    ("/es", "get"): _info_doc("Elasticsearch's root: the version clients check", ROOT_EXAMPLE),
+    ("/es/_license", "get"): _info_doc("An active licence", {"license": {"status": "active"}}),
+    ("/es/_cluster/health", "get"): _info_doc("Cluster health", {"status": "green"}),
+    ("/es/_cat/health", "get"): _info_doc(
+        "Cluster health as a row", "1764244800 limelight green 1"
+    ),
+    ("/es/_index_template/{name}", "get"): _info_doc(
+        "Index templates: already in place (Filebeat's and Logstash's set-up has nothing to do)",
+        {"index_templates": [{"name": "filebeat-8.17.0", "index_template": {}}]},
+        "name",
+    ),
+    ("/es/_ilm/policy/{name}", "get"): _info_doc(
+        "Lifecycle policies: already in place (retention is Limelight's own)",
+        {"filebeat": {"policy": {"phases": {}}}},
+        "name",
+    ),
+}
 
 
 def create_es_app(runtime: Runtime) -> FastAPI:

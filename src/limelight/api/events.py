@@ -15,6 +15,7 @@ from starlette.routing import Route
 from limelight.api.cors import CORS_HEADERS, preflight
 from limelight.api.deps import api_key, ingest_limits
 from limelight.api.observe import count_ingest, count_refused_request, note_route
+from limelight.api.openapi import INGEST, Operation, body, error, ok
 from limelight.errors import BadRequest, ExposedError, MethodNotAllowed
 from limelight.ingest.service import Origin, check_dataset, ingest_body
 from limelight.runtime import Runtime
@@ -100,6 +101,45 @@ async def events_endpoint(request: Request) -> Response:
         note_reason(request, f"{outcome.invalid_count} invalid events")
         return json_response(body_out, 400, CORS_HEADERS)
     return json_response(ACCEPTED, 202, CORS_HEADERS)
+
+
+# A catch-all route, which FastAPI cannot describe: its operation, for ``openapi_document``.
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("/events/v1/{dataset}", "post"): {
+        "tags": ["events"],
+        "summary": "Send events",
+        "description": "A JSON array of JSON objects (up to 100,000, 6MB uncompressed, gzip "
+        "allowed). Each event is stored as sent, with system fields (`_timestamp` from its "
+        "`timestamp`, `_service`, `_namespace`, `_dataset`, `_id`). The answer comes once the "
+        "accepted events are on disk; invalid events are listed and the valid ones stored.",
+        "security": INGEST,
+        "parameters": [
+            {
+                "name": "dataset",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+                "description": "1-128 letters, digits, `.`, `_` or `-`.",
+            },
+            {"name": "x-service", "in": "header", "schema": {"type": "string"}},
+            {"name": "x-namespace", "in": "header", "schema": {"type": "string"}},
+        ],
+        "requestBody": body(
+            {"type": "array", "items": {"type": "object"}},
+            [{"message": "checkout paid", "duration": 42, "timestamp": "2026-11-21T10:00:00Z"}],
+        ),
+        "responses": {
+            **ok("Every event was stored.", ACCEPTED, "202"),
+            "400": error(
+                "A bad path or body; or some events are invalid (listed in `invalid`, "
+                "the valid ones stored).",
+                {"message": "Bad Request", "invalid": [{"index": 1, "reason": "not an object"}]},
+            ),
+            "401": error("Key missing, unknown or revoked."),
+            "413": error("Over 6MB uncompressed."),
+        },
+    },
+}
 
 
 def create_events_app(runtime: Runtime) -> FastAPI:

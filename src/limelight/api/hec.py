@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from limelight.api.deps import api_key, ingest_limits
 from limelight.api.observe import count_ingest, count_refused_request, note_route
+from limelight.api.openapi import Operation, Security, answer
 from limelight.api.shipper_keys import BASIC, BEARER, SPLUNK, key_from_authorization
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import ExposedError, Unauthorised
@@ -162,6 +163,78 @@ async def hec_endpoint(request: Request) -> Response:
         count_refused_request(API, "internal error", request.scope.get(BODY_BYTES, 0))
         internal_error(exc)  # logged there, with its stack
         return hec_answer(INTERNAL)
+
+
+DOC_SECURITY: Security = [{"splunkToken": []}, {"shipperBasic": []}, {"shipperBearer": []}]
+
+
+def _store_doc(summary: str, description: str, content_type: str, example: str) -> Operation:
+    return {
+        "tags": ["shippers"],
+        "summary": summary,
+        "description": description,
+        "security": DOC_SECURITY,
+        "parameters": [
+            {
+                "name": DATASET_HEADER,
+                "in": "header",
+                "schema": {"type": "string"},
+                "description": f"The dataset of events without an index (`{DEFAULT_DATASET}`).",
+            }
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {content_type: {"schema": {"type": "string"}, "example": example}},
+        },
+        "responses": {
+            "200": answer("Every event is on disk.", {"text": "Success", "code": 0}),
+            "400": answer(
+                "No data (5), invalid data format (6), incorrect index (7), event "
+                "field required (12) or blank (13): for a refused event, the "
+                "others of the request are stored and `invalid-event-number` "
+                "names the first refused.",
+                {"text": "Incorrect index", "code": 7, "invalid-event-number": 1},
+            ),
+            "401": answer(
+                "Token is required (2), invalid authorization (3).",
+                {"text": "Token is required", "code": 2},
+            ),
+            "403": answer("Invalid token (4).", {"text": "Invalid token", "code": 4}),
+        },
+    }
+
+
+EVENTS_DOC = _store_doc(
+    "Splunk HEC events",
+    "JSON objects one after another (or one a line), gzip allowed: `event` is the event (an "
+    "object as it is, anything else as `message`), `time` (epoch seconds) its time, `host`, "
+    "`source`, `sourcetype` and `fields` its keys, `index` its dataset.",
+    "application/json",
+    '{"event": {"action": "login"}, "time": 1764244800.5, "index": "app"}'
+    '{"event": "plain text", "fields": {"region": "eu"}}',
+)
+# Catch-all routes, which FastAPI cannot describe: their operations, for ``openapi_document``.
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("/services/collector", "post"): EVENTS_DOC,
+    ("/services/collector/event", "post"): EVENTS_DOC,
+    ("/services/collector/raw", "post"): _store_doc(
+        "Splunk HEC raw lines",
+        "One event a line (a line that is a JSON object keeps its fields); the query's "
+        "`index`, `host`, `source` and `sourcetype` apply to every line.",
+        "text/plain",
+        "GET /cart 200\nGET /pay 500\n",
+    ),
+    ("/services/collector/health", "get"): {
+        "tags": ["shippers"],
+        "summary": "Splunk HEC health",
+        "description": "Healthy; a token sent along is checked (400, code 4, when unknown). "
+        "`/services/collector/health/1.0` answers alike.",
+        "responses": {
+            "200": answer("Healthy.", {"text": "HEC is healthy", "code": 17}),
+            "400": answer("The token sent is unknown.", {"text": "Invalid token", "code": 4}),
+        },
+    },
+}
 
 
 def create_hec_app(runtime: Runtime) -> FastAPI:

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.deps import admin_key
+from limelight.api.openapi import FOUND, KEYED, Answers, admin_only, body, error, ok
 from limelight.auth.api_keys import KeyContext
 from limelight.datasets import timeframe
 from limelight.errors import BadRequest
@@ -55,7 +56,38 @@ def parse_filters(text: str | None) -> list[Filter]:
     return validate_fields({"filters": parsed}).filters or []
 
 
-@router.get("/v1/datasets/{name}/keys/{key:path}/values")
+# Both reads run on the query-run workers, within a run's limits.
+RUN_LIMITED: Answers = {
+    "429": error("Too many runs this minute; see `Retry-After`."),
+    "503": error("Over the run's time or memory limit, or the server is busy."),
+}
+VALUES = {
+    "key": "http.status",
+    "values": [
+        {"value": 200, "count": 9120, "share": 0.912},
+        {"value": 500, "count": 880, "share": 0.088},
+    ],
+    "distinct": 2,
+    "events": 10000,
+    "sampled": False,
+}
+
+
+@router.get(
+    "/v1/datasets/{name}/keys/{key:path}/values",
+    summary="The most frequent values of a key",
+    description="Among the dataset's events in `[from, to)` (unix ms; `to` defaults to "
+    "now, `from` to 24 hours before it) that match `filters` (a JSON-encoded array of "
+    "`{key, operation, value}`, as in queries, e.g. "
+    '`[{"key":"duration","operation":">","value":100}]`): the top `limit` '
+    "(1-100, default 10) "
+    "values of the key with their count and share of the events holding it, the number "
+    "of distinct values, and how many events hold the key. An array counts as each of "
+    "its elements. At most the newest 1,000,000 events holding the key are read: "
+    "`sampled` says the timeframe held that many or more.",
+    openapi_extra=admin_only(),
+    responses={**ok("The values, most frequent first.", VALUES), **FOUND, **RUN_LIMITED},
+)
 async def key_values(
     request: Request,
     auth: AdminKey,
@@ -89,7 +121,49 @@ async def key_values(
     return json_response(await read_answer(rt.runs, auth.tenant, work))
 
 
-@router.post("/v1/bubble_up")
+BUBBLE_UP = {
+    "namespaces": [{"type": "dataset", "value": "requests"}],
+    "from": 1763683200000,
+    "to": 1763686800000,
+    "selection": {"filters": [{"key": "duration", "operation": ">", "value": 870}]},
+}
+BUBBLED_UP = {
+    "selection": 3000,
+    "baseline": 97000,
+    "sampled": False,
+    "keys_left_out": 0,
+    "near_unique": ["requestId"],
+    "dimensions": [
+        {
+            "key": "region",
+            "score": 0.83,
+            "values": [
+                {"value": "eu-west-2", "selection": 1.0, "baseline": 0.17},
+                {"value": "us-east-1", "selection": 0.0, "baseline": 0.17},
+            ],
+        }
+    ],
+}
+
+
+@router.post(
+    "/v1/bubble_up",
+    summary="What sets a selection of a query's events apart (BubbleUp)",
+    description="The query's `namespaces`, `filters`, `filter_combination` and "
+    '`needle` over `[from, to)`; the `selection` is `{"filters": [...]}` or a '
+    "heatmap region `{from, to, key, min, max}` (both ends of the number included), the "
+    "baseline every other event of the query. For each key the events hold (system "
+    "fields included, the selection's keys left out), the share of each side holding "
+    "its most common values (numbers with many values as decile ranges "
+    "`{from, to}`, a missing key as null); keys ranked by `score`, the total variation "
+    "distance of the two distributions (0: alike, 1: no value in common). Each side "
+    "reads at most about its newest 7,000,000 / (keys + 1) events (1,000,000 at most): "
+    "`sampled` says a side held more. Keys of ids are left out, named in `near_unique`.",
+    openapi_extra=admin_only(
+        body({"type": "object", "required": ["from", "to", "selection"]}, BUBBLE_UP)
+    ),
+    responses={**ok("Keys, most different first.", BUBBLED_UP), **KEYED, **RUN_LIMITED},
+)
 async def bubble_up_route(request: Request, auth: AdminKey) -> Response:
     """What sets a selection of a query's events apart from the rest of them."""
     rt = runtime_of(request)

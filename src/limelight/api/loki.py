@@ -9,6 +9,8 @@ when the body cannot be decoded (nothing stored), or when some entries were refu
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,6 +19,7 @@ from starlette.routing import Route
 
 from limelight.api.deps import ingest_limits
 from limelight.api.observe import count_ingest, count_refused_request, note_route
+from limelight.api.openapi import Operation
 from limelight.api.shipper_keys import BASIC, BEARER, shipper_key
 from limelight.errors import ExposedError, MethodNotAllowed, NotFound
 from limelight.ingest.loki import ingest_push
@@ -83,6 +86,49 @@ async def loki_endpoint(request: Request) -> Response:
     except Exception as exc:
         count_refused_request(API, "internal error", request.scope.get(BODY_BYTES, 0))
         return internal_error(exc)
+
+
+LOKI_PUSH = {"streams": [{"stream": {"service_name": "api", "dataset": "logs"},
+                          "values": [["1764244800000000000", "GET /cart 200",
+                                      {"trace_id": "5b8e..."}]]}]}  # fmt: skip
+
+
+def _text(description: str, example: str) -> dict[str, Any]:
+    content = {"text/plain": {"schema": {"type": "string"}, "example": example}}
+    return {"description": description, "content": content}
+
+
+# A catch-all route, which FastAPI cannot describe: its operation, for ``openapi_document``.
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("/loki/api/v1/push", "post"): {
+        "tags": ["shippers"],
+        "summary": "Loki push",
+        "description": "`application/json` (`{\"streams\": [{\"stream\", \"values\"}]}`, or "
+        "the form before Loki 0.4), or `logproto.PushRequest` protobuf compressed with snappy "
+        "(any other content type). Each line is an event with its labels and structured "
+        "metadata as keys and its time; a line that is a JSON object is the event. The "
+        "dataset is `x-dataset`, else the stream's `dataset` label, else `logs`; the service "
+        "is the label `service_name`, else `service`, else `job`.",
+        "security": [{"shipperBasic": []}, {"shipperBearer": []}],
+        "parameters": [{"name": "x-dataset", "in": "header", "schema": {"type": "string"}}],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"type": "object"}, "example": LOKI_PUSH},
+                "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
+            },
+        },
+        "responses": {
+            "204": {"description": "Every entry is on disk."},
+            "400": _text("The body cannot be decoded (nothing stored), or some entries were "
+                         "refused (the others stored).",
+                         "1 of 3 entries refused; entry 1: the event is 300014 bytes; ..."),
+            "401": _text("No key, or an unknown or revoked one.", "Unauthorised"),
+            "413": _text("Over 6MB uncompressed (snappy's declared length is checked first).",
+                         "the request body is over 6291456 bytes uncompressed"),
+        },
+    },
+}  # fmt: skip
 
 
 def create_loki_app(runtime: Runtime) -> FastAPI:

@@ -10,12 +10,26 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from limelight.api.openapi import Operation
 from limelight.errors import NotFound
 from limelight.metrics import exposition
 from limelight.settings import parse_networks
 from limelight.web.request import client_ip, runtime_of
 
 METRICS_PATH = "/metrics"
+# A Starlette route, which FastAPI does not document: its operation, for ``openapi_document``.
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    (METRICS_PATH, "get"): {
+        "tags": ["operations"],
+        "summary": "Prometheus metrics",
+        "description": "Prometheus' text format, for the clients `LIMELIGHT_METRICS_ALLOW` "
+        "names (loopback by default); anyone else gets a 404.",
+        "responses": {
+            "200": {"description": "The metrics.", "content": {"text/plain": {}}},
+            "404": {"description": "Not a client allowed to read metrics."},
+        },
+    },
+}
 
 
 def _allowed(request: Request) -> bool:

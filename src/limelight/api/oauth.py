@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from limelight.api.openapi import Operation, json_content, ok
 from limelight.auth.oauth.requests import MAX_BODY
 from limelight.auth.oauth.server import NO_STORE, HttpInput, OAuthResponse, OAuthServer
 from limelight.errors import PayloadTooLarge, RequestTimeout
@@ -67,6 +68,70 @@ async def answer_post(request: Request, handle: Callable[[HttpInput], OAuthRespo
         body = {"error": "invalid_request", "message": str(exc)}
         return json_response(body, 408, {**NO_STORE, **exc.headers})
     return to_response(request, await run_in_threadpool(handle, data))
+
+
+OAUTH_ERROR = {
+    "description": "An RFC 6749 error, never cached.",
+    "content": json_content({"error": "invalid_grant", "message": "the code has expired"}),
+}
+TOKEN_REQUEST = {
+    "grantType": "authorization_code",
+    "clientId": "CLIENT_ID",
+    "clientSecret": "ll_cs_...",
+    "code": "ll_ac_...",
+    "redirect": "https://acme.example/oauth/callback",
+}
+TOKENS = {
+    "accessToken": "ll_at_...",
+    "refreshToken": "ll_rt_...",
+    "expiresIn": 86400,
+    "tokenType": "Bearer",
+}
+REVOCATION = {"clientId": "CLIENT_ID", "clientSecret": "ll_cs_...", "token": "ll_rt_..."}
+GRANTED = [{"workspaceId": "1m7y...", "environmentId": "1m7y...", "apiKey": "ll_pk_..."}]
+
+# Routes of any method (answering 405 but one), which FastAPI cannot describe: their
+# operations, for ``openapi_document``.
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("/oauth/token", "post"): {
+        "tags": ["oauth"],
+        "summary": "Exchange a code, or refresh an access token",
+        "description": "The contract's JSON with camelCase names, or the standard "
+        "form-encoded request (client authentication by HTTP Basic or in the body), each "
+        "answered in its own naming.",
+        "requestBody": {
+            "required": True,
+            "content": {
+                **json_content(TOKEN_REQUEST),
+                "application/x-www-form-urlencoded": {"schema": {"type": "object"}},
+            },
+        },
+        "responses": {
+            **ok("Tokens.", TOKENS),
+            "400": OAUTH_ERROR,
+            "401": OAUTH_ERROR,
+            "429": OAUTH_ERROR,
+        },
+    },
+    ("/oauth/revoke", "post"): {
+        "tags": ["oauth"],
+        "summary": "Revoke a token (RFC 7009)",
+        "requestBody": {"required": True, "content": json_content(REVOCATION)},
+        "responses": {
+            "200": {"description": "Always, also for an unknown token."},
+            "401": OAUTH_ERROR,
+        },
+    },
+    ("/oauth/environments", "get"): {
+        "tags": ["oauth"],
+        "summary": "The environments the installation was granted, with an ingest key each",
+        "security": [{"accessToken": []}],
+        "responses": {
+            **ok("One ingest key per environment, the same on every call.", GRANTED),
+            "401": {"description": "An expired, revoked or malformed token."},
+        },
+    },
+}
 
 
 @router.api_route("/oauth/token", methods=EVERY_METHOD)

@@ -23,6 +23,7 @@ from limelight import metrics
 from limelight.api.cors import CORS_HEADERS, preflight
 from limelight.api.deps import api_key, ingest_limits
 from limelight.api.observe import count_ingest, count_refused_request, note_route
+from limelight.api.openapi import INGEST, Operation, error
 from limelight.errors import (
     ExposedError,
     MethodNotAllowed,
@@ -156,6 +157,50 @@ async def otlp_endpoint(request: Request) -> Response:
         count_refused_request(API, exc.title, request.scope.get(BODY_BYTES, 0))
         note_error(request, exc)
         return otlp_error(exc, encoding)
+
+
+OTLP_RESPONSES = {
+    "200": {
+        "description": "Stored; a `partial_success` names what was left out and why.",
+        "content": {
+            "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
+            "application/json": {"schema": {"type": "object"}, "example": {}},
+        },
+    },
+    "400": error("The body cannot be decoded, or the dataset name is invalid."),
+    "401": error("Missing or unknown key."),
+    "413": error("Over the size limit, checked as it is decompressed."),
+    "415": error("Another content type than protobuf or JSON."),
+    "503": error("Too many OTLP requests being stored at once; retry after `Retry-After`."),
+}
+
+
+def _operation(signal: str) -> Operation:
+    return {
+        "tags": ["otlp"],
+        "summary": f"Export {signal} (OTLP/HTTP)",
+        "description": f"An `Export{signal.title()}ServiceRequest` in protobuf "
+        "(`application/x-protobuf`) or OTLP JSON, gzip allowed. Each item becomes an "
+        "event of the dataset in `x-dataset` (default `otel`).",
+        "security": INGEST,
+        "parameters": [
+            {"name": "x-dataset", "in": "header", "schema": {"type": "string"}},
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
+                "application/json": {"schema": {"type": "object"}},
+            },
+        },
+        "responses": OTLP_RESPONSES,
+    }
+
+
+# A catch-all route, which FastAPI cannot describe: its operations, for ``openapi_document``.
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    (f"/otel/v1/{signal}", "post"): _operation(signal) for signal in ("traces", "logs", "metrics")
+}
 
 
 def create_otel_app(runtime: Runtime) -> FastAPI:

@@ -20,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.deps import admin_key
+from limelight.api.openapi import FOUND, KEYED, admin_only, body, error, ok
+from limelight.api.queries import QUERY_ID
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import BadRequest
 from limelight.query.events_plan import MAX_OFFSET
@@ -32,7 +34,7 @@ from limelight.validation import field_errors
 from limelight.web.body import read_body
 from limelight.web.request import runtime_of
 
-router = APIRouter()
+router = APIRouter(tags=["query runs"])
 AdminKey = Annotated[KeyContext, Depends(admin_key)]
 MAX_WAIT_SECONDS = 60.0
 
@@ -88,7 +90,45 @@ def _run_response(view: RunView, status: int = 200) -> Response:
 Wait = Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS)]
 
 
-@router.post("/v1/query_run")
+RUN_ID = "1m80a1b2c3d4e5f6g7h"
+RUN = {
+    "query_run": {
+        "id": RUN_ID,
+        "query_id": QUERY_ID,
+        "from": 1763683200000,
+        "to": 1763686800000,
+        "limit": 100,
+        "offset": 0,
+        "granularity": 60000,
+        "status": "COMPLETED",
+    },
+    "data": {
+        "aggregates": [
+            {"groups": {"data.userId": "u-1"}, "values": {"P99(duration)": 412.5, "COUNT": 31}}
+        ],
+        "series": [{"time": 1763683200000, "data": []}],
+        "statistics": {"elapsed": 0.012, "rows_read": 52311, "bytes_read": 1893020},
+    },
+}
+
+
+@router.post(
+    "/v1/query_run",
+    summary="Run a saved or an inline query over a timeframe",
+    description="Answers at once with the run's id; poll it, or pass `wait` to get "
+    "the finished run in this answer.",
+    openapi_extra=admin_only(
+        body("RunBody", {"query_id": QUERY_ID, "from": 1763683200000, "to": 1763686800000})
+    ),
+    responses={
+        **ok(
+            "Started (or, with `wait`, the run as polling would answer).",
+            {"query_run": {"id": RUN_ID, "status": "STARTED"}},
+        ),
+        **KEYED,
+        "429": error("Too many run creations this minute; see `Retry-After`."),
+    },
+)
 async def create_run(request: Request, key: AdminKey, wait: Wait = 0.0) -> Response:
     rt = runtime_of(request)
     run = _parse(await read_body(request, rt.settings.max_request_bytes))
@@ -125,7 +165,21 @@ async def create_run(request: Request, key: AdminKey, wait: Wait = 0.0) -> Respo
     )
 
 
-@router.get("/v1/query_run/{run_id}")
+@router.get(
+    "/v1/query_run/{run_id}",
+    summary="A run and its result",
+    openapi_extra=admin_only(),
+    responses={
+        **ok(
+            "`STARTED`, `COMPLETED` with `data`, or `FAILED` with `error`. `data.warnings`"
+            " (only when there is one) names each dataset of the query the environment"
+            " never held: `[\"no dataset 'logz' here; known: logs, otel\"]`.",
+            RUN,
+        ),
+        **FOUND,
+        "410": error("The result has expired; run the query again."),
+    },
+)
 async def get_run(request: Request, key: AdminKey, run_id: str, wait: Wait = 0.0) -> Response:
     """The run; with ``wait`` the answer is held until it settles or ``wait`` seconds pass."""
     rt = runtime_of(request)

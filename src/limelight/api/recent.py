@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.deps import admin_key
+from limelight.api.openapi import KEYED, admin_only, ok
 from limelight.api.query_runs import MAX_UNIX_MS
 from limelight.auth.api_keys import KeyContext
 from limelight.ingest.service import check_dataset
@@ -21,10 +22,18 @@ from limelight.runs.recent import newest_events
 from limelight.web.problems import json_response
 from limelight.web.request import runtime_of
 
-router = APIRouter()
+router = APIRouter(tags=["events"])
 
 
-@router.get("/v1/events")
+@router.get(
+    "/v1/events",
+    summary="The newest events",
+    openapi_extra=admin_only(),
+    responses={
+        **ok("Newest first.", {"events": [{"message": "checkout paid"}], "count": 1}),
+        **KEYED,
+    },
+)
 async def recent_events(
     request: Request,
     key: Annotated[KeyContext, Depends(admin_key)],

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight.api.deps import admin_key
+from limelight.api.openapi import KEYED, admin_only, body, error, ok
 from limelight.auth.api_keys import KeyContext
 from limelight.datasets import timeframe
 from limelight.query.buckets import granularity_for
@@ -50,7 +51,49 @@ def _timeframe(rt: Runtime, dataset: str, from_ms: int | None, to_ms: int | None
     return frame
 
 
-@router.post("/v1/traces/search")
+SEARCH = {
+    "dataset": "otel",
+    "from": 1763780000000,
+    "to": 1763783600000,
+    "services": ["checkout"],
+    "status": "error",
+    "minDuration": 250,
+    "filters": [{"key": "attributes.http.route", "operation": "=", "value": "/pay"}],
+    "orderBy": "duration",
+    "limit": 20,
+}
+FOUND_TRACE = {
+    "traceId": "5b8efff798038103d269b633813fc60c",
+    "start": 1763781234567,
+    "duration": 812.4,
+    "rootService": "gateway",
+    "rootName": "POST /pay",
+    "spans": 14,
+    "errors": 2,
+    "services": ["checkout", "gateway", "payments"],
+}
+
+
+@router.post(
+    "/v1/traces/search",
+    summary="Find traces: those with a span matching every condition",
+    description="Only `from` and `to` (unix ms) are required. A trace is found when "
+    "one of its spans in the timeframe matches `services`, `name`, `status` and every "
+    "filter (the query runs' keys and operations), and the whole trace lasts from "
+    "`minDuration` to `maxDuration` (ms). Newest (`orderBy: start`) or slowest "
+    "(`duration`) first.",
+    openapi_extra=admin_only(body("TraceSearch", SEARCH)),
+    responses={
+        **ok(
+            "At most `limit` traces; `start` and `duration` (ms) over the trace's spans "
+            "in the timeframe; `rootName` and `rootService` null when the root span "
+            "(the one without `parentSpanId`) is missing.",
+            {"traces": [FOUND_TRACE]},
+        ),
+        **KEYED,
+        "503": error("The read waited or ran longer than a query run may."),
+    },
+)
 async def search(request: Request, key: AdminKey) -> Response:
     """The traces with a span matching every condition, newest or slowest first."""
     rt = runtime_of(request)
@@ -64,7 +107,29 @@ async def search(request: Request, key: AdminKey) -> Response:
     return json_response(answer)
 
 
-@router.get("/v1/services")
+SERVICE = {
+    "service": "checkout",
+    "requests": 52311,
+    "errors": 312,
+    "errorRate": 0.005964,
+    "p50": 41.2,
+    "p95": 180.5,
+    "p99": 412.9,
+    "series": [{"time": 1763780000000, "requests": 871, "errors": 4}],
+}
+
+
+@router.get(
+    "/v1/services",
+    summary="Requests, errors and latency of each service",
+    description="Over each service's entry spans (kind SERVER or CONSUMER; a "
+    "service without any counts its root spans). `dataset` defaults to `otel`; unix "
+    "ms, `to` defaults to now and `from` to 24 hours before it. `series=1` adds each "
+    "service's requests and errors per bucket of `granularity` ms (default: about 60 "
+    "buckets).",
+    openapi_extra=admin_only(),
+    responses={**ok("By service name; durations in ms.", {"services": [SERVICE]}), **KEYED},
+)
 async def services(
     request: Request,
     key: AdminKey,
@@ -88,7 +153,28 @@ async def services(
     return json_response({"services": found})
 
 
-@router.get("/v1/services/{name}/operations")
+OPERATION = {
+    "operation": "POST /pay",
+    "requests": 1204,
+    "errors": 9,
+    "errorRate": 0.007475,
+    "p50": 88.0,
+    "p95": 240.1,
+    "p99": 501.7,
+}
+
+
+@router.get(
+    "/v1/services/{name}/operations",
+    summary="Requests, errors and latency of a service's operations (span names)",
+    description="As `/v1/services`, per span name of the service, the most "
+    "requested first, at most `limit` (default 100).",
+    openapi_extra=admin_only(),
+    responses={
+        **ok("The most requested first.", {"service": "checkout", "operations": [OPERATION]}),
+        **KEYED,
+    },
+)
 async def operations(
     request: Request,
     key: AdminKey,
@@ -122,7 +208,28 @@ async def operations(
     return json_response({"service": name, "operations": found})
 
 
-@router.get("/v1/services/{name}/errors")
+SERVICE_ERROR = {
+    "error": "card declined",
+    "count": 57,
+    "lastSeen": 1763783512345,
+    "traceId": "5b8efff798038103d269b633813fc60c",
+    "operations": ["POST /pay"],
+}
+
+
+@router.get(
+    "/v1/services/{name}/errors",
+    summary="A service's errors grouped by message",
+    description="The service's spans (any kind) with status ERROR, grouped by "
+    "`error` (the status message or exception message), the most frequent first, at "
+    "most `limit` (default 20): when the newest was seen, its trace, and the span "
+    "names (up to 10) that failed with it.",
+    openapi_extra=admin_only(),
+    responses={
+        **ok("The most frequent first.", {"service": "checkout", "errors": [SERVICE_ERROR]}),
+        **KEYED,
+    },
+)
 async def errors(
     request: Request,
     key: AdminKey,
