@@ -1,18 +1,28 @@
 """The one place a statement against a tenant's events gets its tenant filter and limits.
 
-Every SELECT the compiler writes over the events (and over the paths their
-keys hold) is assembled by ``Scope.select`` from a ``Condition`` that only
-``Scope.where`` makes: the tenant filter comes first in the WHERE, always, and
-the run's limits close the statement as SETTINGS. No statement can forget either.
+Every statement the compiler writes over the events (and over the paths their
+keys hold) is a ``CompiledQuery``, the one ``ScopedStatement`` there is, which
+only ``Scope.statement`` makes: from a ``Select`` that only ``Scope.select`` (a
+table read under a ``Condition`` that only ``Scope.where`` makes: the tenant
+filter first in the WHERE, always) or ``Scope.around`` (a SELECT over such
+SELECTs) makes, and it closes the statement with the run's limits as SETTINGS.
+No statement can forget either, and the events store reads no other kind
+(``limelight.scoped``). What a statement adds as text (its columns, the rest of
+its WHERE, a subquery in it) is the compiler's own: a subquery there is a
+``Select`` too.
+
+The three types take a seal that this module alone holds: built elsewhere, each
+is a type error for mypy and a ``TypeError`` when it runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, final
 
-from limelight.query.plans import RunOptions
 from limelight.query.sql import Params
+from limelight.scoped import ScopedStatement
 
 # The columns that make a stored event whole again (see ``event_json``).
 EVENT_COLUMNS = (
@@ -23,10 +33,97 @@ EVENT_COLUMN_NAMES = ("raw", "_timestamp", "_dataset", "_service", "_namespace",
 
 
 @dataclass(frozen=True)
+class RunOptions:
+    """A run's page and limits: what its statements may cost of the engine."""
+
+    limit: int = 100
+    offset: int = 0
+    granularity_ms: int | None = None
+    max_execution_s: float = 10.0
+    max_result_bytes: int = 6 * 1024 * 1024
+    max_memory_bytes: int = 2048 * 1024 * 1024
+
+
+@final
+class _Seal:
+    """What the constructors below require: only this module has one."""
+
+    __slots__ = ()
+
+
+_SEAL = _Seal()
+
+
+def _unsealed(seal: object, made: str) -> None:
+    if seal is not _SEAL:
+        raise TypeError(f"a {made} is made by Scope only")
+
+
+@final
 class Condition:
     """A WHERE clause that begins with the tenant filter (made by ``Scope.where`` only)."""
 
-    sql: str
+    __slots__ = ("sql",)
+
+    def __init__(self, seal: _Seal, sql: str) -> None:
+        _unsealed(seal, "Condition")
+        self.sql = sql
+
+
+@final
+class Select:
+    """A SELECT that reads a tenant's rows only (made by ``Scope.select`` and
+    ``Scope.around``); its text, as ``str()`` gives it, may be a subquery of another."""
+
+    __slots__ = ("sql",)
+
+    def __init__(self, seal: _Seal, sql: str) -> None:
+        _unsealed(seal, "Select")
+        self.sql = sql
+
+    def __str__(self) -> str:
+        return self.sql
+
+
+@final
+class CompiledQuery(ScopedStatement):
+    """A whole statement over a tenant's events, its limits included (made by
+    ``Scope.statement`` only): what ``EventStore.read`` runs."""
+
+    __slots__ = ("_columns", "_params", "_sql")
+
+    def __init__(
+        self, seal: _Seal, sql: str, params: dict[str, Any], columns: tuple[str, ...]
+    ) -> None:
+        _unsealed(seal, "CompiledQuery")
+        self._sql, self._params, self._columns = sql, params, columns
+
+    @property
+    def sql(self) -> str:
+        return self._sql
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self._params
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self._columns
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompiledQuery):
+            return NotImplemented
+        return (self._sql, self._params, self._columns) == (
+            other._sql,
+            other._params,
+            other._columns,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._sql, self._columns))  # not its params: a dict
+
+    def __repr__(self) -> str:
+        return f"CompiledQuery({self._sql!r}, {self._params!r}, {self._columns!r})"
 
 
 @dataclass(frozen=True)
@@ -44,21 +141,26 @@ class Scope:
         workspace = params.add(self.workspace_id, "String")
         environment = params.add(self.environment_id, "String")
         parts = [f"workspace_id = {workspace}", f"environment_id = {environment}", *more(params)]
-        return Condition(" AND ".join(parts))
+        return Condition(_SEAL, " AND ".join(parts))
 
-    def select(
-        self,
-        columns: str,
-        table: str,
-        condition: Condition,
-        tail: str = "",
-        *,
-        inner: bool = False,
-    ) -> str:
-        """``SELECT columns FROM table WHERE condition tail SETTINGS <limits>``; ``inner``:
-        a subquery, whose settings are those of the statement around it."""
-        sql = f"SELECT {columns} FROM {table} WHERE {condition.sql}{tail}"
-        return sql if inner else sql + self.settings()
+    def select(self, columns: str, table: str, condition: Condition, tail: str = "") -> Select:
+        """``SELECT columns FROM table WHERE condition tail``."""
+        return Select(_SEAL, f"SELECT {columns} FROM {table} WHERE {condition.sql}{tail}")
+
+    def around(self, source: Select | Sequence[Select], columns: str, tail: str = "") -> Select:
+        """``SELECT columns FROM (source) tail``: over one SELECT, or the rows of several
+        (``(a) UNION ALL (b)``)."""
+        inner = (
+            source.sql
+            if isinstance(source, Select)
+            else " UNION ALL ".join(f"({s.sql})" for s in source)
+        )
+        return Select(_SEAL, f"SELECT {columns} FROM ({inner}){tail}")
+
+    def statement(self, select: Select, params: Params, columns: Sequence[str]) -> CompiledQuery:
+        """The whole statement: ``select`` closed by the run's limits, its bound values, and
+        the names it selects, in order."""
+        return CompiledQuery(_SEAL, select.sql + self.settings(), params.values, tuple(columns))
 
     def settings(self) -> str:
         """The run's limits, and what the statements need of the engine."""
