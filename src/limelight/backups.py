@@ -42,6 +42,7 @@ from limelight.auth.sessions import KEY_FILE
 from limelight.errors import Conflict, NotFound
 from limelight.settings import Settings
 from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.store.events.unscoped import unscoped
 from limelight.store.meta.db import MetaDB
 
 MANIFEST = "manifest.json"
@@ -67,7 +68,8 @@ def make_backup(
     if key.exists():
         shutil.copy2(key, target / KEY_FILE)
     events.backup(target / EVENTS_DIR)
-    count = events.query(f"SELECT count() AS n FROM {events.table}", {}).rows[0]["n"]
+    # Every tenant's events: the backup is the installation's, not a tenant's.
+    count = unscoped(events).query(f"SELECT count() AS n FROM {events.table}", {}).rows[0]["n"]
     manifest = {
         "format": FORMAT,
         "limelight": version("limelight"),
