@@ -17,10 +17,12 @@ is a type error for mypy and a ``TypeError`` when it runs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, final
 
+from limelight.errors import LimelightError
 from limelight.query.sql import Params
 from limelight.scoped import ScopedStatement
 
@@ -126,6 +128,41 @@ class CompiledQuery(ScopedStatement):
         return f"CompiledQuery({self._sql!r}, {self._params!r}, {self._columns!r})"
 
 
+# What ends a WHERE, and what could widen it: in `tenant AND x OR y` the OR binds last
+# and reads every tenant's rows where y holds. The compiler puts every OR of its
+# conditions in parentheses; ``_widening`` refuses one that is not, outside quoted names
+# (JSON paths are backquoted; values are bound, never in the text). ``or(a, b)`` is the
+# function, not the keyword.
+_WHERE_TOKENS = re.compile(
+    r"`(?:[^`\\]|\\.)*`|'(?:[^'\\]|\\.)*'|[()]"
+    r"|\b(?:OR\b(?!\()|GROUP\s+BY\b|ORDER\s+BY\b|LIMIT\b|HAVING\b|SETTINGS\b)",
+    re.IGNORECASE,
+)
+
+
+def _widening(sql: str) -> str | None:
+    """``sql`` when, continuing a WHERE, it holds an OR outside parentheses (or closes one
+    it did not open) before the WHERE ends; else None."""
+    depth = 0
+    for found in _WHERE_TOKENS.finditer(sql):
+        token = found.group()
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth < 0:
+                return sql
+        elif token[0] not in "`'" and depth == 0:
+            return sql if token.upper() == "OR" else None  # else the WHERE ends here
+    return None
+
+
+def _refuse_widening(sql: str) -> None:
+    # :IMPORTANT: a condition after the tenant filter may narrow it, never widen it.
+    if _widening(sql) is not None:
+        raise LimelightError(f"a condition would widen the tenant filter: {sql[:200]!r}")
+
+
 @dataclass(frozen=True)
 class Scope:
     workspace_id: str
@@ -140,11 +177,16 @@ class Scope:
         # :IMPORTANT: the tenant filter comes first and is never optional.
         workspace = params.add(self.workspace_id, "String")
         environment = params.add(self.environment_id, "String")
-        parts = [f"workspace_id = {workspace}", f"environment_id = {environment}", *more(params)]
+        added = list(more(params))
+        for part in added:
+            _refuse_widening(part)
+        parts = [f"workspace_id = {workspace}", f"environment_id = {environment}", *added]
         return Condition(_SEAL, " AND ".join(parts))
 
     def select(self, columns: str, table: str, condition: Condition, tail: str = "") -> Select:
-        """``SELECT columns FROM table WHERE condition tail``."""
+        """``SELECT columns FROM table WHERE condition tail``; the tail may add conditions
+        (`` AND ..``), not widen the tenant's."""
+        _refuse_widening(tail)
         return Select(_SEAL, f"SELECT {columns} FROM {table} WHERE {condition.sql}{tail}")
 
     def around(self, source: Select | Sequence[Select], columns: str, tail: str = "") -> Select:

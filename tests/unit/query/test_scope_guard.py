@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from limelight.errors import LimelightError
 from limelight.query.scope import CompiledQuery, Condition, Scope, Select
 from limelight.query.sql import Params
 from limelight.scoped import ScopedStatement, require_scoped
@@ -67,3 +68,28 @@ def test_text_or_a_look_alike_is_not_a_scoped_statement() -> None:
     for not_scoped in ("SELECT raw FROM db.events", LookAlike()):
         with pytest.raises(TypeError, match="only statements made by Scope"):
             require_scoped(not_scoped)
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        "dataset = {p2:String} OR 1",  # `tenant AND dataset OR 1`: every tenant's rows
+        "dataset = {p2:String} or service = {p3:String}",
+        "x = 1) OR (1",  # closes a parenthesis it did not open
+    ],
+)
+def test_a_condition_that_would_widen_the_tenant_filter_is_refused(more: str) -> None:
+    with pytest.raises(LimelightError, match="widen the tenant filter"):
+        SCOPE.where(Params(), lambda _: [more])
+    condition = SCOPE.where(Params())
+    with pytest.raises(LimelightError, match="widen the tenant filter"):
+        SCOPE.select("raw", "db.events", condition, f" AND {more} ORDER BY timestamp")
+
+
+def test_an_or_in_parentheses_a_quoted_name_or_after_the_where_narrows_nothing_away() -> None:
+    params = Params()
+    inside = "(dataset = 'a' OR data.`x OR y`.:String = 'b')"
+    condition = SCOPE.where(params, lambda _: [inside, "or(a, b)"])
+    assert condition.sql.endswith(f"AND {inside} AND or(a, b)")
+    tail = " AND data.`OR` = 1 GROUP BY k HAVING count() > 1 OR max(n) > 2"
+    assert SCOPE.select("k", "db.events", condition, tail).sql.endswith(tail)
