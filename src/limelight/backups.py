@@ -41,6 +41,7 @@ from limelight.auth.sealing import Sealer
 from limelight.auth.sessions import KEY_FILE
 from limelight.errors import Conflict, NotFound
 from limelight.settings import Settings
+from limelight.store.events.base import EventStore
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.events.unscoped import unscoped
 from limelight.store.meta.db import MetaDB
@@ -57,9 +58,12 @@ def embedded(settings: Settings) -> bool:
 
 
 def make_backup(
-    settings: Settings, meta: MetaDB, events: ChdbEventStore, target: Path
+    settings: Settings, meta: MetaDB, events: EventStore, target: Path
 ) -> dict[str, Any]:
-    """Write a backup into ``target`` (a new directory the engine may write to)."""
+    """Write a backup into ``target`` (a new directory the engine may write to); the
+    embedded engine's alone (``Conflict`` for any other)."""
+    if not embedded(settings) or not isinstance(events, ChdbEventStore):
+        raise Conflict("backups cover the embedded mode; see the README for the server mode")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.mkdir(mode=0o700)
     target.chmod(0o700)  # mkdir's mode is cut by the umask, never widened: exact here
