@@ -4,12 +4,12 @@ tenant guard, for the few that need it.
 A tenant's events are read with ``EventStore.read``, which takes only a statement
 ``Scope`` made (``limelight.scoped``). What is not one tenant's read goes through
 ``unscoped(store)`` instead: a backup's count of the events it holds, retention's
-expiry (partitions dropped and rows deleted over every tenant), the DDL at start,
-the bytes the engine holds. The import-linter contracts (pyproject.toml) let only
-``store.events``, ``backups`` and ``retention`` import this module, and only the
-store, backups and the backup command name the transports' classes, which offer the
-same: the API, the console, the runs and the compiler can do neither, and a test
-checks the contracts catch them.
+expiry (partitions dropped and rows deleted over every tenant); the DDL at start and
+the bytes the engine holds stay inside the transports. The import-linter contracts
+(pyproject.toml) let only ``store.events``, ``backups`` and ``retention`` import this
+module, and only the store, backups and the backup command name the transports'
+classes, which offer the same: the API, the console, the runs and the compiler can do
+neither, and a test checks the contracts catch them.
 """
 
 from __future__ import annotations
