@@ -44,6 +44,7 @@ SECTIONS = [
     "scale",
     "contention",
     "investigate_engine",
+    "scope_guard",
 ]
 
 

@@ -1,31 +1,66 @@
-"""An events store whose statements wait until the test lets them through: the query run
-workers stay busy for as long as a test needs, whatever the machine's speed, and the
-order statements reach the engine is recorded."""
+"""Events stores for tests that stand between the code and the engine: each passes on
+everything but what it changes, typed as the ``EventStore`` the code takes."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
+
+from limelight.scoped import ScopedStatement
+from limelight.store.events.base import EventRow, EventStore, QueryResult
+from limelight.tenant import Tenant
 
 
-class HeldStore:
+class PassingStore:
+    """The engine, every call passed on: a test overrides what it changes."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+
+    def start(self) -> None:
+        self.store.start()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
+        self.store.insert(tenant, rows)
+
+    def read(self, statement: ScopedStatement) -> QueryResult:
+        return self.store.read(statement)
+
+    def engine_version(self) -> str:
+        return self.store.engine_version()
+
+    def disk_bytes(self) -> int:
+        return self.store.disk_bytes()
+
+    @property
+    def table(self) -> str:
+        return self.store.table
+
+    @property
+    def paths_table(self) -> str:
+        return self.store.paths_table
+
+
+class HeldStore(PassingStore):
     """The engine, each statement held until the test lets it through (``release`` a
     number of them, or ``open`` for all); records the statements in the order they
     arrive, each named by the first of its parameters found in ``runs`` (a run's
     timeframe start, say), else "?"."""
 
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.table, self.paths_table = store.table, store.paths_table
+    def __init__(self, store: EventStore) -> None:
+        super().__init__(store)
         self.runs: dict[int, str] = {}
         self.arrived: list[str] = []
         self._changed = threading.Condition()
         self._passes = 0
         self._open = False
 
-    def query(self, sql: str, params: Mapping[str, Any], *rest: Any) -> Any:
-        named = [self.runs[v] for v in params.values() if isinstance(v, int) and v in self.runs]
+    def read(self, statement: ScopedStatement) -> QueryResult:
+        values = statement.params.values()
+        named = [self.runs[v] for v in values if isinstance(v, int) and v in self.runs]
         with self._changed:
             self.arrived.append(named[0] if named else "?")
             self._changed.notify_all()
@@ -33,7 +68,7 @@ class HeldStore:
             assert let_through, "the test never let the statement through"
             if not self._open:
                 self._passes -= 1
-        return self.store.query(sql, params, *rest)
+        return self.store.read(statement)
 
     def wait_arrived(self, count: int, timeout: float = 20) -> list[str]:
         with self._changed:

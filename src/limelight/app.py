@@ -62,11 +62,6 @@ def served_urls(settings: Settings, name: AppName) -> list[tuple[str, str]]:
     ]
 
 
-def _engine_version(rt: Runtime) -> str:
-    rows = rt.events.query("SELECT version() AS version", {}, ["version"]).rows
-    return str(rows[0]["version"])
-
-
 def _say_serving(rt: Runtime, name: AppName) -> None:
     """The one line a serving process logs once it is ready: where, on what, which versions."""
     settings = rt.settings
@@ -75,7 +70,7 @@ def _say_serving(rt: Runtime, name: AppName) -> None:
     versions = {
         "limelight": version("limelight"),
         "python": platform.python_version(),
-        "clickhouse": _engine_version(rt),
+        "clickhouse": rt.events.engine_version(),
     }
     log.info(
         "serving %s; %s; limelight %s, Python %s, ClickHouse %s (%s)",

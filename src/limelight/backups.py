@@ -41,7 +41,9 @@ from limelight.auth.sealing import Sealer
 from limelight.auth.sessions import KEY_FILE
 from limelight.errors import Conflict, NotFound
 from limelight.settings import Settings
+from limelight.store.events.base import EventStore
 from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.store.events.unscoped import unscoped
 from limelight.store.meta.db import MetaDB
 
 MANIFEST = "manifest.json"
@@ -56,9 +58,12 @@ def embedded(settings: Settings) -> bool:
 
 
 def make_backup(
-    settings: Settings, meta: MetaDB, events: ChdbEventStore, target: Path
+    settings: Settings, meta: MetaDB, events: EventStore, target: Path
 ) -> dict[str, Any]:
-    """Write a backup into ``target`` (a new directory the engine may write to)."""
+    """Write a backup into ``target`` (a new directory the engine may write to); the
+    embedded engine's alone (``Conflict`` for any other)."""
+    if not embedded(settings) or not isinstance(events, ChdbEventStore):
+        raise Conflict("backups cover the embedded mode; see the README for the server mode")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.mkdir(mode=0o700)
     target.chmod(0o700)  # mkdir's mode is cut by the umask, never widened: exact here
@@ -67,7 +72,8 @@ def make_backup(
     if key.exists():
         shutil.copy2(key, target / KEY_FILE)
     events.backup(target / EVENTS_DIR)
-    count = events.query(f"SELECT count() AS n FROM {events.table}", {}).rows[0]["n"]
+    # Every tenant's events: the backup is the installation's, not a tenant's.
+    count = unscoped(events).query(f"SELECT count() AS n FROM {events.table}", {}).rows[0]["n"]
     manifest = {
         "format": FORMAT,
         "limelight": version("limelight"),

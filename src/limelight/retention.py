@@ -21,6 +21,7 @@ from limelight.ingest.service import check_dataset
 from limelight.settings import Settings
 from limelight.store.events.base import EventStore
 from limelight.store.events.expiry import DatasetCutoff, Expired, expire
+from limelight.store.events.unscoped import unscoped
 from limelight.store.meta import retention_repo as repo
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
@@ -105,7 +106,7 @@ class Retention:
             DatasetCutoff(tenant, dataset, now_ms - seconds * 1000)
             for tenant, dataset, seconds in overrides
         ]
-        expired = expire(self._events, now_ms - self.default * 1000, cutoffs)
+        expired = expire(unscoped(self._events), now_ms - self.default * 1000, cutoffs)
         if expired.partitions or expired.rows:
             log.info(
                 "retention removed %d day partitions and %d events by delete",

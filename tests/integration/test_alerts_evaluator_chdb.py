@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -21,13 +21,16 @@ from limelight.alerts.notify import Notifier
 from limelight.alerts.service import AlertService, destination_policy, smtp_settings
 from limelight.auth.sealing import Sealer
 from limelight.errors import BadRequest, StoreError
+from limelight.scoped import ScopedStatement
 from limelight.settings import Settings
+from limelight.store.events.base import EventStore, QueryResult
 from limelight.store.meta import alerts_repo, queries_repo, repos
 from limelight.store.meta.db import MetaDB
 from limelight.store.meta.models import utcnow
 from limelight.tenant import Tenant
 from tests import query_reference as ref
 from tests.alert_support import Mailbox, WebhookReceiver, smtp_server, webhook_receiver
+from tests.held_store import PassingStore
 from tests.support import migrated_sqlite
 
 P99_BY_SERVICE = {
@@ -298,13 +301,10 @@ def test_destinations_in_refused_ranges(world: World) -> None:
     assert delivery["error"] == UNREACHABLE  # the same as for a name that does not resolve
 
 
-class FailingStore:
+class FailingStore(PassingStore):
     """The engine failing every statement, as an engine over its memory limit does."""
 
-    def __init__(self, store: Any) -> None:
-        self.table, self.paths_table = store.table, store.paths_table
-
-    def query(self, *_: Any) -> Any:
+    def read(self, statement: ScopedStatement) -> QueryResult:
         raise StoreError(
             "Code: 241. DB::Exception: Memory limit (total) exceeded: would use 9.00 GiB"
             " (attempt to allocate chunk of 4 MiB), maximum: 8.00 GiB. (MEMORY_LIMIT_EXCEEDED)",
@@ -435,18 +435,18 @@ def test_a_threshold_beyond_64_bits_is_sent_as_the_double_it_is(world: World) ->
     assert firing.json()["check"]["threshold"] == {"operation": "<", "value": 1e20}
 
 
-class ChangedDuringItsCheck:
+class ChangedDuringItsCheck(PassingStore):
     """The engine, with the alert changed through the API while its query runs."""
 
-    def __init__(self, store: Any, change: Any) -> None:
-        self.table, self.paths_table = store.table, store.paths_table
-        self._store, self._change = store, change
+    def __init__(self, store: EventStore, change: Callable[[], object] | None) -> None:
+        super().__init__(store)
+        self._change = change
 
-    def query(self, *args: Any, **kwargs: Any) -> Any:
+    def read(self, statement: ScopedStatement) -> QueryResult:
         change, self._change = self._change, None
         if change is not None:
             change()
-        return self._store.query(*args, **kwargs)
+        return self.store.read(statement)
 
 
 def test_an_alert_changed_during_its_check_is_checked_again_at_once(world: World) -> None:

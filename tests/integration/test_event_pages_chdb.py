@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,9 +23,12 @@ from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.spec import validate_fields
 from limelight.runs.execute import execute_plan
 from limelight.runs.limits import RunLimits
+from limelight.scoped import ScopedStatement
 from limelight.settings import Settings
+from limelight.store.events.base import EventStore, QueryResult
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+from tests.held_store import PassingStore
 
 TENANT = Tenant("ws_pages", "env_pages")
 T = 1_795_000_000_000
@@ -99,17 +102,16 @@ def test_pages_follow_time_then_id_with_ties(
     assert data["events"] == want["events"]
 
 
-class _Recording:
+class _Recording(PassingStore):
     """The store, noting which statements ran."""
 
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.table = store.table
-        self.ran: list[tuple[str, dict[str, Any]]] = []
+    def __init__(self, store: EventStore) -> None:
+        super().__init__(store)
+        self.ran: list[tuple[str, Mapping[str, Any]]] = []
 
-    def query(self, sql: str, params: dict[str, Any], columns: Any = None) -> Any:
-        self.ran.append((sql, params))
-        return self.store.query(sql, params, columns)
+    def read(self, statement: ScopedStatement) -> QueryResult:
+        self.ran.append((statement.sql, statement.params))
+        return self.store.read(statement)
 
 
 @pytest.mark.parametrize(

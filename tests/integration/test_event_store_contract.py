@@ -13,6 +13,8 @@ import orjson
 import pytest
 
 from limelight.errors import StoreError
+from limelight.query.scope import Scope
+from limelight.query.sql import Params
 from limelight.store.events.base import PATHS_VIEW, EventStore
 from limelight.store.events.ddl import VERSIONS_TABLE, ddl_files
 from limelight.tenant import Tenant
@@ -104,3 +106,25 @@ def test_concurrent_statements_each_get_their_own_answer(store: EventStore) -> N
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(ask, range(64)))
     assert answers == [[{"i": i, "z": 0}] for i in range(64)]
+
+
+def test_a_tenants_read_runs_only_a_statement_scope_made(store: EventStore) -> None:
+    tenant, other = _tricky_tenant(store), _tricky_tenant(store)
+    scope, params = Scope(tenant.workspace_id, tenant.environment_id), Params()
+    statement = scope.statement(
+        scope.select("data.v.:String AS v", store.table, scope.where(params), " ORDER BY v"),
+        params,
+        ("v",),
+    )
+    assert [r["v"] for r in store.read(statement).rows] == sorted(TRICKY)  # its own, once
+    # The same text, or any statement not made by Scope, is refused before the engine sees
+    # it: nothing reads every tenant's events through the tenant-facing store.
+    every_tenant = f"SELECT raw FROM {store.table} WHERE workspace_id != {{w:String}}"
+
+    class LookAlike:
+        sql, params, columns = every_tenant, {"w": other.workspace_id}, ("raw",)
+
+    not_scoped: list[Any] = [statement.sql, every_tenant, LookAlike()]
+    for refused in not_scoped:
+        with pytest.raises(TypeError, match="only statements made by Scope"):
+            store.read(refused)

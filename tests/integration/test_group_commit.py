@@ -14,21 +14,23 @@ import pytest
 from limelight.errors import StoreError
 from limelight.ingest.group_commit import ALONE_ROWS, GroupCommit
 from limelight.store.events.base import EventRow, EventStore
+from limelight.store.events.unscoped import unscoped
 from limelight.tenant import Tenant
 from limelight.times import DAY_MS
+from tests.held_store import PassingStore
 
 NOW_MS = 1_790_000_000_000
 A = Tenant("ws_group_a", "env")
 B = Tenant("ws_group_b", "env")
 
 
-class Held:
+class Held(PassingStore):
     """The real store, with a count of its INSERTs and a gate the first one waits at,
     so that batches queue behind it as they would behind a busy engine; ``failures``
     maps an INSERT's number to what it raises instead of writing."""
 
     def __init__(self, store: EventStore, failures: dict[int, BaseException] | None = None) -> None:
-        self.store = store
+        super().__init__(store)
         self.gate = threading.Event()
         self.groups: list[int] = []  # batches per INSERT (the tags of their rows' ids)
         self.entered = threading.Event()
@@ -60,7 +62,7 @@ def _rows(tag: str, n: int, at_ms: int = NOW_MS, raw: bytes | None = None) -> li
 
 
 def _ids(store: EventStore, tenant: Tenant, dataset: str = "group") -> list[str]:
-    result = store.query(
+    result = unscoped(store).query(
         f"SELECT id FROM {store.table} WHERE workspace_id = {{w:String}}"
         " AND environment_id = {e:String} AND dataset = {d:String} ORDER BY id",
         {"w": tenant.workspace_id, "e": tenant.environment_id, "d": dataset},
@@ -117,7 +119,7 @@ def test_batches_waiting_for_a_slot_go_in_one_insert_per_tenant_and_each_reads_i
     store: EventStore,
 ) -> None:
     held = Held(store)
-    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=1)
     batches = [
         (A, _rows(f"a-{i:02d}", 3)) if i % 2 else (B, _rows(f"b-{i:02d}", 3)) for i in range(20)
     ]
@@ -128,7 +130,7 @@ def test_batches_waiting_for_a_slot_go_in_one_insert_per_tenant_and_each_reads_i
     expect_b = sorted(r.id for t, rs in batches if t == B for r in rs)
     assert _ids(store, A) == expect_a
     assert _ids(store, B) == expect_b
-    raws = store.query(
+    raws = unscoped(store).query(
         f"SELECT raw FROM {store.table} WHERE workspace_id = {{w:String}} AND dataset = 'group'",
         {"w": B.workspace_id},
         ["raw"],
@@ -144,7 +146,7 @@ def test_a_tenants_batches_wait_for_its_insert_in_flight_while_others_take_the_f
     # while b's batch, arriving last, is written at once in the free slot.
     a, b = Tenant("ws_group_flight_a", "env"), Tenant("ws_group_flight_b", "env")
     held = Held(store)
-    group = GroupCommit(held, slots=2)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=2)
     first = _start_blocked(held, group, a, "first")
     later = [(a, _rows(f"later-{i}", 2)) for i in range(5)]
     results: list[list[BaseException]] = []
@@ -172,7 +174,7 @@ def test_a_tenants_waiting_batches_that_fill_a_group_take_the_free_slot_beside_i
     # batch that goes alone, they go at once, as such a batch would.
     tenant = Tenant("ws_group_full", "env")
     held = Held(store)
-    group = GroupCommit(held, slots=2)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=2)
     first = _start_blocked(held, group, tenant, "first")
     per = ALONE_ROWS * 2 // 5  # two wait; the third makes a group over ALONE_ROWS
     results: list[list[BaseException]] = []
@@ -198,7 +200,7 @@ def test_a_batch_the_engine_refuses_fails_alone_and_the_others_are_stored_once(
 ) -> None:
     tenant = Tenant("ws_group_bad", "env")
     held = Held(store)
-    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=1)
     good = [(tenant, _rows(f"good-{i}", 2)) for i in range(4)]
     bad = (tenant, _rows("bad", 1, raw=b'{"cut": '))  # not JSON: the engine refuses `data`
     errors = _queue_behind_first(held, group, tenant, [*good, bad])
@@ -213,7 +215,7 @@ def test_large_batches_and_batches_over_two_days_go_alone(store: EventStore) -> 
     tenant = Tenant("ws_group_alone", "env")
     held = Held(store)
     held.gate.set()
-    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=1)
     two_days = _rows("span", 1, at_ms=NOW_MS - DAY_MS) + _rows("span", 2)[1:]
     group.insert(tenant, two_days)
     group.insert(tenant, _rows("big", ALONE_ROWS))
@@ -224,7 +226,7 @@ def test_large_batches_and_batches_over_two_days_go_alone(store: EventStore) -> 
 def test_batches_of_other_days_wait_for_a_group_of_their_own(store: EventStore) -> None:
     tenant = Tenant("ws_group_days", "env")
     held = Held(store)
-    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=1)
     today = [(tenant, _rows(f"today-{i}", 2)) for i in range(3)]
     yesterday = [(tenant, _rows(f"yday-{i}", 2, at_ms=NOW_MS - 2 * DAY_MS)) for i in range(2)]
     assert _queue_behind_first(held, group, tenant, [*today, *yesterday]) == []
@@ -277,7 +279,7 @@ def test_a_group_that_may_have_been_written_fails_whole_and_is_not_written_again
     # batch could store it twice, so each request gets the error and its client retries.
     tenant = Tenant("ws_group_unknown", "env")
     held = Held(store, {2: StoreError("Timeout exceeded", 159)})
-    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=1)
     batches = [(tenant, _rows(f"u{i}", 2)) for i in range(4)]
     errors = _queue_behind_first(held, group, tenant, batches)
     assert len(errors) == 4 and all(isinstance(e, StoreError) for e in errors)
@@ -291,7 +293,7 @@ def test_an_interrupt_while_retrying_fails_every_batch_not_yet_written(
     tenant = Tenant("ws_group_interrupt", "env")
     refused = StoreError("Cannot parse JSON object here", 117)
     held = Held(store, {2: refused, 4: KeyboardInterrupt()})
-    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=1)
     first = _start_blocked(held, group, tenant, "first")
     told: dict[str, BaseException | None] = {}
     threads = [
@@ -317,7 +319,7 @@ def test_an_interrupt_while_retrying_fails_every_batch_not_yet_written(
 def test_a_group_stops_at_its_size_in_bytes(store: EventStore) -> None:
     tenant = Tenant("ws_group_bytes", "env")
     held = Held(store)
-    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=1)
     text = b'{"pad": "' + b"x" * 19_000 + b'"}'
     batches = [(tenant, _rows(f"b{i}", 100, raw=text)) for i in range(10)]  # 1.9 MB each
     assert _queue_behind_first(held, group, tenant, batches) == []
@@ -334,7 +336,7 @@ def test_a_request_interrupted_while_writing_anothers_group_is_never_written_lat
     # whoever writes next (its client retries it), and one told success must be stored.
     one, two = Tenant("ws_group_lead_1", "env"), Tenant("ws_group_lead_2", "env")
     held = Held(store, {2: KeyboardInterrupt()})
-    group = GroupCommit(held, slots=1)  # type: ignore[arg-type]
+    group = GroupCommit(held, slots=1)
     first = _start_blocked(held, group, one, "first")
     told: dict[str, BaseException | None] = {}
 

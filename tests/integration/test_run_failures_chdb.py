@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from limelight.query.compile import (
-    CompiledQuery,
     EventsPlan,
     Plan,
     RunOptions,
@@ -17,7 +16,9 @@ from limelight.query.compile import (
     compile_run,
 )
 from limelight.query.plans import EventsStatements
+from limelight.query.scope import Scope
 from limelight.query.spec import validate_fields
+from limelight.query.sql import Params
 from limelight.runs.engine_errors import ERROR_NAMES
 from limelight.runs.execute import RunFailed, execute_plan
 from limelight.runs.limits import RunLimits
@@ -80,13 +81,13 @@ def test_a_like_pattern_read_from_another_key_ending_in_a_backslash(store: Any) 
 def test_any_other_engine_failure_gives_its_code_and_name(store: Any) -> None:
     plan = compiled(store, {})
     assert isinstance(plan, EventsPlan)
-    page = plan.statements.events
-    failing = page.sql.replace(" ORDER BY", " AND throwIf(n_fail = 0) ORDER BY", 1)
-    failing = failing.replace("SELECT ", "SELECT 0 AS n_fail, ", 1)
+    scope, params = Scope(TENANT.workspace_id, TENANT.environment_id), Params()
+    throws = " AND throwIf(n_fail = 0)"  # over the tenant's events, which hold some
+    failing = scope.select("0 AS n_fail", store.table, scope.where(params), throws)
     statements = EventsStatements(
         recent=None,
         newest=None,
-        events=CompiledQuery(failing, page.params, ("n_fail", *page.columns)),
+        events=scope.statement(failing, params, ("n_fail",)),
         count=plan.statements.count,
     )
     plan = dataclasses.replace(plan, statements=statements, cheap_count=False)

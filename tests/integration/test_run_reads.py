@@ -14,6 +14,7 @@ import pytest
 from limelight.errors import BadRequest, RateLimited, Unavailable
 from limelight.runs.service import QueryRunService
 from limelight.settings import Settings
+from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests.support import migrated_sqlite
@@ -30,8 +31,9 @@ def meta(tmp_path: Path) -> Iterator[MetaDB]:
 
 
 def _service(tmp_path: Path, meta: MetaDB, **settings: object) -> Iterator[QueryRunService]:
-    # The reads here never reach the events store.
-    runs = QueryRunService(Settings(data_dir=tmp_path, **settings), meta, None)  # type: ignore[arg-type]
+    # The reads here never reach the events store: built, never started.
+    events = ChdbEventStore(tmp_path / "chdb")
+    runs = QueryRunService(Settings(data_dir=tmp_path, **settings), meta, events)
     runs.start()
     try:
         yield runs

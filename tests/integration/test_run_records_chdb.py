@@ -15,29 +15,31 @@ from limelight.query.spec import validate_fields
 from limelight.runs import RunRequest
 from limelight.runs import service as service_module
 from limelight.runs.service import QueryRunService
+from limelight.scoped import ScopedStatement
 from limelight.settings import Settings
+from limelight.store.events.base import EventStore, QueryResult
 from limelight.store.meta import repos
 from limelight.store.meta import runs_repo as repo
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+from tests.held_store import PassingStore
 from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 
 
-class GatedStore:
+class GatedStore(PassingStore):
     """The engine, with each statement held until the test opens the gate."""
 
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.table, self.paths_table = store.table, store.paths_table
+    def __init__(self, store: EventStore) -> None:
+        super().__init__(store)
         self.gate = threading.Event()
         self.gate.set()
 
-    def query(self, *args: Any) -> Any:
+    def read(self, statement: ScopedStatement) -> QueryResult:
         assert self.gate.wait(30), "the test never opened the gate"
-        return self.store.query(*args)
+        return self.store.read(statement)
 
 
 @pytest.fixture

@@ -18,26 +18,25 @@ from limelight.runs.investigate import field_values
 from limelight.runs.limits import RunLimits
 from limelight.runs.service import QueryRunService
 from limelight.runs.spans import search_traces
+from limelight.scoped import ScopedStatement
 from limelight.settings import Settings
+from limelight.store.events.base import QueryResult
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from limelight.web.problems import error_response
 from tests import query_reference as ref
-from tests.held_store import HeldStore
+from tests.held_store import HeldStore, PassingStore
 from tests.support import migrated_sqlite
 
 NOW = 1_795_000_000_000
 SEARCH = TraceSearch.model_validate({"from": NOW - 3_600_000, "to": NOW})
 
 
-class RefusingStore:
+class RefusingStore(PassingStore):
     """The engine answering every statement with an error of its own (out of memory)."""
 
-    def __init__(self, store: Any) -> None:
-        self.table, self.paths_table = store.table, store.paths_table
-
-    def query(self, *_: Any) -> Any:
+    def read(self, statement: ScopedStatement) -> QueryResult:
         raise StoreError("Memory limit (for query) exceeded", code=241)
 
 

@@ -18,12 +18,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from limelight.backups import embedded, make_backup
+from limelight.backups import make_backup
 from limelight.data_lock import read_operator_token
-from limelight.errors import Conflict, NotFound
+from limelight.errors import NotFound
 from limelight.ids import new_id
 from limelight.runs.lookups import known_datasets
-from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.events.factory import backups_dir
 from limelight.tenant import Tenant
 from limelight.web.problems import json_response
@@ -58,8 +57,6 @@ async def backup(request: Request) -> Response:
     _operator(request)
     runtime = runtime_of(request)
     events = runtime.events
-    if not embedded(runtime.settings) or not isinstance(events, ChdbEventStore):
-        raise Conflict("backups cover the embedded mode; see the README for the server mode")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     target = backups_dir(runtime.settings) / f"{stamp}-{new_id()}"
     manifest = await run_in_threadpool(make_backup, runtime.settings, runtime.meta, events, target)

@@ -134,7 +134,6 @@ def compile_profile(
         table,
         where.render(params, timeframe),
         f" ORDER BY timestamp DESC LIMIT {params.add(PROFILE_SAMPLE, 'UInt32')}",
-        inner=True,
     )
     stats = [f"countIf(notEmpty(x{i})) AS h{i}, uniqArray(x{i}) AS d{i}" for i in range(len(keys))]
     stats += [
@@ -143,11 +142,7 @@ def compile_profile(
     ]
     names = [name for i in range(len(keys)) for name in (f"h{i}", f"d{i}")]
     names += [name for i in range(len(numbers)) for name in (f"u{i}", f"q{i}")]
-    return CompiledQuery(
-        f"SELECT {', '.join(stats)} FROM ({inner}) LIMIT 1" + scope.settings(),
-        params.values,
-        tuple(names),
-    )
+    return scope.statement(scope.around(inner, ", ".join(stats), " LIMIT 1"), params, names)
 
 
 def near_unique(
@@ -249,26 +244,28 @@ def compile_bubble_up(
             tail += f" AND timestamp >= fromUnixTimestamp64Milli({params.add(since, 'Int64')})"
         elif sides is None:  # unknown: newest first, stopping at the sample
             tail += f" ORDER BY timestamp DESC LIMIT {params.add(sample, 'UInt32')}"
-        reads.append(f"({scope.select(f'{side} AS sel, {kvs}', table, cond, tail, inner=True)})")
-    counted = (
-        "SELECT kv.1 AS k, kv.2 AS v, countIf(sel = 1) AS s, countIf(sel = 0) AS b"
-        f" FROM ({' UNION ALL '.join(reads)}) ARRAY JOIN kvs AS kv GROUP BY k, v"
+        reads.append(scope.select(f"{side} AS sel, {kvs}", table, cond, tail))
+    counted = scope.around(
+        reads,
+        "kv.1 AS k, kv.2 AS v, countIf(sel = 1) AS s, countIf(sel = 0) AS b",
+        " ARRAY JOIN kvs AS kv GROUP BY k, v",
     )
-    shares = (
-        "SELECT k, v, s, b, sum(s) OVER (PARTITION BY k) AS ks, sum(b) OVER (PARTITION BY k) AS kb,"
-        " sumIf(s, k = 0) OVER () AS sides_s, sumIf(b, k = 0) OVER () AS sides_b"
-        f" FROM ({counted})"
+    shares = scope.around(
+        counted,
+        "k, v, s, b, sum(s) OVER (PARTITION BY k) AS ks, sum(b) OVER (PARTITION BY k) AS kb,"
+        " sumIf(s, k = 0) OVER () AS sides_s, sumIf(b, k = 0) OVER () AS sides_b",
     )
     top = params.add(TOP_VALUES, "UInt32")
-    sql = (
-        f"SELECT k, v, s, b, ks, kb FROM ({shares})"
+    sql = scope.around(
+        shares,
+        "k, v, s, b, ks, kb",
         " ORDER BY k, s / greatest(sides_s, 1) + b / greatest(sides_b, 1) DESC, v ASC"
-        f" LIMIT {top} BY k LIMIT {params.add((len(keys) + 1) * TOP_VALUES, 'UInt32')}"
+        f" LIMIT {top} BY k LIMIT {params.add((len(keys) + 1) * TOP_VALUES, 'UInt32')}",
     )
     return BubbleUpPlan(
         keys=tuple(keys),
         bounds=dict(bounds),
-        statement=CompiledQuery(sql + scope.settings(), params.values, COLUMNS),
+        statement=scope.statement(sql, params, COLUMNS),
         side_sample=sample,
         keys_left_out=keys_left_out,
         sampled=None if sides is None else any(t is not None for t in sides.since),
@@ -298,8 +295,8 @@ def compile_sides(
         f" quantilesIf({levels})({time}, selected) AS ts,"
         f" quantilesIf({levels})({time}, NOT ifNull(selected, 0)) AS tb"
     )
-    return CompiledQuery(
-        scope.select(columns, table, cond, " LIMIT 1"), params.values, ("s", "b", "ts", "tb")
+    return scope.statement(
+        scope.select(columns, table, cond, " LIMIT 1"), params, ("s", "b", "ts", "tb")
     )
 
 

@@ -22,11 +22,11 @@ from limelight.query.keys import StoredTypes
 from limelight.query.plans import (
     CalculationsPlan,
     CalculationsStatements,
-    CompiledQuery,
     RunOptions,
     Strategy,
     Timeframe,
 )
+from limelight.query.scope import CompiledQuery
 from limelight.query.spec import Calculation, QueryFields
 from limelight.query.sql import Params
 from limelight.query.where import Where
@@ -124,7 +124,7 @@ def heatmap_statement(
         f" LIMIT {params.add(MAX_SERIES_ROWS, 'UInt32')}"
     )
     sql = where.scope.select(select, table, cond, tail)
-    return CompiledQuery(sql, params.values, ("_time", "_sign", "_bucket", "_count"))
+    return where.scope.statement(sql, params, ("_time", "_sign", "_bucket", "_count"))
 
 
 def _group_columns(groups: Sequence[str], stored: StoredTypes) -> list[list[tuple[str, str]]]:
@@ -276,9 +276,7 @@ class _Sql:
         arrays.append(f"arrayConcat([count()], {counts}) AS a_")
         aliases = self.group_aliases
         group_by = " GROUP BY " + ", ".join(aliases) if aliases else ""
-        inner = scope.select(
-            ", ".join([*self.group_cols, *arrays]), self.table, cond, group_by, inner=True
-        )
+        inner = scope.select(", ".join([*self.group_cols, *arrays]), self.table, cond, group_by)
         unrolled = ", ".join(
             [f"a{i} AS v{i}" for i in range(len(values.totals))]
             + ["a_ AS _count", f"range({count + 1:d}) AS _n"]
@@ -297,12 +295,14 @@ class _Sql:
             kept += f" LIMIT {params.add(self.limit, 'UInt32')} BY _total, _time"
         else:  # the total is shown even when nothing matched
             kept = " WHERE _count > 0 OR _n = 0 ORDER BY _total DESC, _time ASC"
-        sql = (
-            f"SELECT {columns} FROM ({inner}) ARRAY JOIN {unrolled}{kept}"
-            f" LIMIT {params.add(MAX_SERIES_ROWS + self.limit, 'UInt32')}{scope.settings()}"
+        sql = scope.around(
+            inner,
+            columns,
+            f" ARRAY JOIN {unrolled}{kept}"
+            f" LIMIT {params.add(MAX_SERIES_ROWS + self.limit, 'UInt32')}",
         )
         names = ("_time", *aliases, *values.aliases(), "_count", "_total")
-        return values.names, CalculationsStatements(CompiledQuery(sql, params.values, names))
+        return values.names, CalculationsStatements(scope.statement(sql, params, names))
 
     def grouping_sets(self) -> Compiled:
         """One scan for both: grouping sets give the totals per group (``_total`` = 1)
@@ -330,9 +330,10 @@ class _Sql:
             f" ORDER BY _total DESC, _time ASC, {self._order(values.names)}{per_set}"
             f" LIMIT {params.add(MAX_SERIES_ROWS + self.limit, 'UInt32')}"
         )
-        sql = self.where.scope.select(select, self.table, cond, tail)
+        scope = self.where.scope
+        sql = scope.select(select, self.table, cond, tail)
         names = ("_time", *aliases, *values.aliases(), "_count", "_total")
-        return values.names, CalculationsStatements(CompiledQuery(sql, params.values, names))
+        return values.names, CalculationsStatements(scope.statement(sql, params, names))
 
     def paged(self, offset: int) -> Compiled:
         """With an offset, two statements: only the totals skip the offset."""
@@ -351,9 +352,9 @@ class _Sql:
             f" OFFSET {params.add(offset if grouped else 0, 'UInt32')}"
         )
         select = ", ".join([*self.group_cols, *value_cols, "count() AS _count"])
-        aggregates = CompiledQuery(
+        aggregates = scope.statement(
             scope.select(select, self.table, cond, tail),
-            params.values,
+            params,
             (*aliases, *values.aliases(), "_count"),
         )
         params = Params()
@@ -369,9 +370,9 @@ class _Sql:
             f" ORDER BY _time ASC, {order}{per_bucket}"
             f" LIMIT {params.add(MAX_SERIES_ROWS, 'UInt32')}"
         )
-        series = CompiledQuery(
+        series = scope.statement(
             scope.select(select, self.table, cond, tail),
-            params.values,
+            params,
             ("_time", *aliases, *values.aliases(), "_count"),
         )
         return values.names, CalculationsStatements(aggregates, series)

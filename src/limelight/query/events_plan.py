@@ -12,14 +12,8 @@ only when the page cannot tell the count (``runs.execute``).
 from __future__ import annotations
 
 from limelight.query.buckets import granularity_for
-from limelight.query.plans import (
-    CompiledQuery,
-    EventsPlan,
-    EventsStatements,
-    RunOptions,
-    Timeframe,
-)
-from limelight.query.scope import EVENT_COLUMN_NAMES, EVENT_COLUMNS
+from limelight.query.plans import EventsPlan, EventsStatements, RunOptions, Timeframe
+from limelight.query.scope import EVENT_COLUMN_NAMES, EVENT_COLUMNS, CompiledQuery
 from limelight.query.spec import MAX_LIMIT, QueryFields
 from limelight.query.sql import Params
 from limelight.query.where import Where
@@ -58,8 +52,8 @@ def compile_events(
         params = Params()
         cond = where.render(params, frame)
         tail = f" ORDER BY timestamp DESC LIMIT {params.add(offset + limit + 1, 'UInt32')}"
-        return CompiledQuery(
-            scope.select(EVENT_COLUMNS, table, cond, tail), params.values, EVENT_COLUMN_NAMES
+        return scope.statement(
+            scope.select(EVENT_COLUMNS, table, cond, tail), params, EVENT_COLUMN_NAMES
         )
 
     recent = newest = None
@@ -107,15 +101,15 @@ def _exact_page(
             table,
             where.render(params, timeframe),
             f" ORDER BY timestamp DESC LIMIT {params.add(limit + offset, 'UInt32')}",
-            inner=True,
         )
         tail = f" AND timestamp IN ({inner})"
     tail += (
         f" ORDER BY timestamp DESC, id DESC"
         f" LIMIT {params.add(limit, 'UInt32')} OFFSET {params.add(offset, 'UInt32')}"
     )
-    return CompiledQuery(
-        where.scope.select(EVENT_COLUMNS, table, cond, tail), params.values, EVENT_COLUMN_NAMES
+    scope = where.scope
+    return scope.statement(
+        scope.select(EVENT_COLUMNS, table, cond, tail), params, EVENT_COLUMN_NAMES
     )
 
 
@@ -123,4 +117,4 @@ def _count(where: Where, table: str, timeframe: Timeframe) -> CompiledQuery:
     params = Params()
     cond = where.render(params, timeframe)
     sql = where.scope.select("count() AS count", table, cond, " LIMIT 1")
-    return CompiledQuery(sql, params.values, ("count",))
+    return where.scope.statement(sql, params, ("count",))

@@ -70,19 +70,18 @@ def compile_field_values(
         table,
         cond,
         f" AND notEmpty(vs) ORDER BY timestamp DESC LIMIT {params.add(sample, 'UInt32')}",
-        inner=True,
     )
-    grouped = (
-        "SELECT v AS value, count() AS n, countIf(i = 1) AS first"
-        f" FROM ({inner}) ARRAY JOIN vs AS v, arrayEnumerate(vs) AS i GROUP BY value"
+    grouped = scope.around(
+        inner,
+        "v AS value, count() AS n, countIf(i = 1) AS first",
+        " ARRAY JOIN vs AS v, arrayEnumerate(vs) AS i GROUP BY value",
     )
-    sql = (
-        "SELECT value, n, count() OVER () AS distinct_values, sum(first) OVER () AS events"
-        f" FROM ({grouped}) ORDER BY n DESC, value ASC LIMIT {params.add(limit, 'UInt32')}"
+    sql = scope.around(
+        grouped,
+        "value, n, count() OVER () AS distinct_values, sum(first) OVER () AS events",
+        f" ORDER BY n DESC, value ASC LIMIT {params.add(limit, 'UInt32')}",
     )
-    return FieldValuesPlan(
-        key, CompiledQuery(sql + scope.settings(), params.values, COLUMNS), sample
-    )
+    return FieldValuesPlan(key, scope.statement(sql, params, COLUMNS), sample)
 
 
 def field_values_answer(plan: FieldValuesPlan, rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from limelight.query.plans import CompiledQuery
-from limelight.query.scope import Scope
+from limelight.query.scope import CompiledQuery, Scope
 from limelight.query.sql import Params
 
 
@@ -17,7 +16,7 @@ def stored_types_statement(scope: Scope, paths_table: str, paths: Sequence[str])
         params, lambda p: [f"path IN ({', '.join(p.add(path, 'String') for path in paths)})"]
     )
     sql = scope.select("path, groupUniqArray(type) AS types", paths_table, cond, " GROUP BY path")
-    return CompiledQuery(sql, params.values, ("path", "types"))
+    return scope.statement(sql, params, ("path", "types"))
 
 
 def paths_below_statement(
@@ -38,12 +37,11 @@ def paths_below_statement(
         f"arrayJoin(arrayFilter(b -> startsWith(path, b), {listed})) AS prefix, path, type",
         paths_table,
         cond,
-        inner=True,
     )
     per_key = params.add(most + 1, "UInt32")
     tail = f" GROUP BY prefix, path ORDER BY prefix, path LIMIT {per_key} BY prefix"
-    sql = f"SELECT prefix, path, groupUniqArray(type) AS types FROM ({inner}){tail}"
-    return CompiledQuery(sql + scope.settings(), params.values, ("prefix", "path", "types"))
+    sql = scope.around(inner, "prefix, path, groupUniqArray(type) AS types", tail)
+    return scope.statement(sql, params, ("prefix", "path", "types"))
 
 
 def dataset_counts_statement(
@@ -65,16 +63,14 @@ def dataset_counts_statement(
         cond,
         " GROUP BY dataset ORDER BY dataset",
     )
-    return CompiledQuery(sql, params.values, ("dataset", "n", "last"))
+    return scope.statement(sql, params, ("dataset", "n", "last"))
 
 
 def dataset_exists_statement(scope: Scope, table: str, dataset: str) -> CompiledQuery:
     """One row when the tenant has any event in ``dataset`` (the sort key answers it)."""
     params = Params()
     cond = scope.where(params, lambda p: [f"dataset = {p.add(dataset, 'String')}"])
-    return CompiledQuery(
-        scope.select("1 AS found", table, cond, " LIMIT 1"), params.values, ("found",)
-    )
+    return scope.statement(scope.select("1 AS found", table, cond, " LIMIT 1"), params, ("found",))
 
 
 def dataset_paths_statement(scope: Scope, paths_table: str, dataset: str) -> CompiledQuery:
@@ -84,7 +80,7 @@ def dataset_paths_statement(scope: Scope, paths_table: str, dataset: str) -> Com
     sql = scope.select(
         "path, groupUniqArray(type) AS types", paths_table, cond, " GROUP BY path ORDER BY path"
     )
-    return CompiledQuery(sql, params.values, ("path", "types"))
+    return scope.statement(sql, params, ("path", "types"))
 
 
 def datasets_statement(scope: Scope, paths_table: str) -> CompiledQuery:
@@ -93,7 +89,7 @@ def datasets_statement(scope: Scope, paths_table: str) -> CompiledQuery:
     params = Params()
     cond = scope.where(params, lambda _: ["dataset != ''"])
     sql = scope.select("DISTINCT dataset", paths_table, cond, " ORDER BY dataset")
-    return CompiledQuery(sql, params.values, ("dataset",))
+    return scope.statement(sql, params, ("dataset",))
 
 
 def datasets_paths_statement(
@@ -111,4 +107,4 @@ def datasets_paths_statement(
     cond = scope.where(params, of_datasets)
     tail = f" GROUP BY path ORDER BY path LIMIT {params.add(most, 'UInt32')}"
     sql = scope.select("path, groupUniqArray(type) AS types", paths_table, cond, tail)
-    return CompiledQuery(sql, params.values, ("path", "types"))
+    return scope.statement(sql, params, ("path", "types"))

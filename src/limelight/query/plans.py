@@ -10,29 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
+
+# Re-exported: the plans hold statements, made in scope.py with the run's options.
+from limelight.query.scope import CompiledQuery as CompiledQuery
+from limelight.query.scope import RunOptions as RunOptions
 
 # Re-exported: the plans hold one, and the query package names it from here.
 from limelight.times import Timeframe as Timeframe
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    limit: int = 100
-    offset: int = 0
-    granularity_ms: int | None = None
-    max_execution_s: float = 10.0
-    max_result_bytes: int = 6 * 1024 * 1024
-    max_memory_bytes: int = 2048 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class CompiledQuery:
-    sql: str
-    params: dict[str, Any]
-    # The names the statement selects, in order: the store accepts only an answer
-    # with exactly these (see ``store.events.base.decode_result``).
-    columns: tuple[str, ...]
 
 
 class Statement(StrEnum):

@@ -101,7 +101,6 @@ def overview_statement(
         table,
         cond,
         f" AND ({span.is_entry} OR {span.is_root}) GROUP BY grp",
-        inner=True,
     )
     chosen = [
         "grp",
@@ -114,11 +113,12 @@ def overview_statement(
         chosen += ["if(by_entry, e_sn, r_sn) AS s_requests", "if(by_entry, e_se, r_se) AS s_errors"]
         names += ["s_requests", "s_errors"]
     order = "grp ASC" if service is None else "requests DESC, grp ASC"
-    sql = (
-        f"SELECT {', '.join(chosen)} FROM ({inner}) WHERE requests > 0"
-        f" ORDER BY {order} LIMIT {params.add(limit, 'UInt32')}{scope.settings()}"
+    sql = scope.around(
+        inner,
+        ", ".join(chosen),
+        f" WHERE requests > 0 ORDER BY {order} LIMIT {params.add(limit, 'UInt32')}",
     )
-    return OverviewPlan(CompiledQuery(sql, params.values, tuple(names)), series)
+    return OverviewPlan(scope.statement(sql, params, names), series)
 
 
 def shape_overview(plan: OverviewPlan, rows: list[dict[str, Any]], name: str) -> list[Any]:
@@ -193,7 +193,7 @@ def errors_statement(
         f" AND {span.is_error} GROUP BY error ORDER BY count DESC, last DESC, error ASC"
         f" LIMIT {params.add(limit, 'UInt32')}"
     )
-    return CompiledQuery(scope.select(columns, table, cond, tail), params.values, ERROR_COLUMNS)
+    return scope.statement(scope.select(columns, table, cond, tail), params, ERROR_COLUMNS)
 
 
 def shape_errors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

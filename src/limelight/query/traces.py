@@ -146,7 +146,6 @@ def compile_search(
         table,
         cond,
         f" GROUP BY trace{having} ORDER BY {order}, trace ASC LIMIT {limit}",
-        inner=True,
     )
     # Those traces whole: their root and services, over the same spans.
     roots = f"countIf({span.is_root}) > 0"
@@ -167,7 +166,7 @@ def compile_search(
         f" GROUP BY {trace} ORDER BY {order}, {trace} ASC LIMIT {limit}"
     )
     sql = scope.select(columns, table, cond, tail)
-    return TraceSearchPlan(CompiledQuery(sql, params.values, TRACE_COLUMNS), search.limit)
+    return TraceSearchPlan(scope.statement(sql, params, TRACE_COLUMNS), search.limit)
 
 
 def _having(search: TraceSearch, span: SpanSql, params: Params, stored: StoredTypes) -> str:

@@ -47,7 +47,7 @@ def _statement_runner(
 
     def run(statement: CompiledQuery) -> QueryResult:
         try:
-            return store.query(statement.sql, statement.params, statement.columns)
+            return store.read(statement)
         except StoreError as exc:
             raise RunFailed(store_failure_message(exc, limits, plan.patterns)) from exc
 

@@ -57,7 +57,7 @@ def _rows(
     patterns: PatternFields = NO_PATTERNS,
 ) -> list[dict[str, Any]]:
     try:
-        return store.query(statement.sql, statement.params, statement.columns).rows
+        return store.read(statement).rows
     except StoreError as exc:
         message = store_failure_message(exc, limits, patterns)
         if exc.code in (CANNOT_COMPILE_REGEXP, CANNOT_PARSE_ESCAPE_SEQUENCE):

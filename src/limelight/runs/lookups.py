@@ -32,7 +32,7 @@ def stored_types(
     if not paths:
         return {}
     st = stored_types_statement(_scope(tenant, limits), store.paths_table, paths)
-    rows = store.query(st.sql, st.params, st.columns).rows
+    rows = store.read(st).rows
     return {row["path"]: frozenset(row["types"]) for row in rows}
 
 
@@ -49,7 +49,7 @@ def paths_below(
         return {}
     st = paths_below_statement(_scope(tenant, limits), store.paths_table, keys, most)
     found: dict[str, dict[str, frozenset[str]]] = {key: {} for key in keys}
-    for row in store.query(st.sql, st.params, st.columns).rows:
+    for row in store.read(st).rows:
         found[row["prefix"][:-1]][row["path"]] = frozenset(row["types"])
     return {key: (paths if len(paths) <= most else None) for key, paths in found.items()}
 
@@ -66,13 +66,13 @@ def dataset_counts(
 ) -> list[DatasetCount]:
     """Each dataset with events in ``[from_ms, to_ms)``: how many, and the newest one's time."""
     st = dataset_counts_statement(_scope(tenant, limits), store.table, from_ms, to_ms)
-    rows = store.query(st.sql, st.params, st.columns).rows
+    rows = store.read(st).rows
     return [DatasetCount(r["dataset"], int(r["n"]), int(r["last"])) for r in rows]
 
 
 def dataset_exists(store: EventStore, tenant: Tenant, dataset: str, limits: RunLimits) -> bool:
     st = dataset_exists_statement(_scope(tenant, limits), store.table, dataset)
-    return bool(store.query(st.sql, st.params, st.columns).rows)
+    return bool(store.read(st).rows)
 
 
 def dataset_paths(
@@ -81,15 +81,13 @@ def dataset_paths(
     """Each JSON path of the dataset's events with the types it is stored as (the paths come
     from what ClickHouse recorded as events arrived: listing them never reads the events)."""
     st = dataset_paths_statement(_scope(tenant, limits), store.paths_table, dataset)
-    return {
-        r["path"]: frozenset(r["types"]) for r in store.query(st.sql, st.params, st.columns).rows
-    }
+    return {r["path"]: frozenset(r["types"]) for r in store.read(st).rows}
 
 
 def known_datasets(store: EventStore, tenant: Tenant, limits: RunLimits) -> list[str]:
     """The datasets the environment has held, by name (from the recorded paths)."""
     st = datasets_statement(_scope(tenant, limits), store.paths_table)
-    return [r["dataset"] for r in store.query(st.sql, st.params, st.columns).rows]
+    return [r["dataset"] for r in store.read(st).rows]
 
 
 # Named in a warning at most; an environment may hold thousands of datasets.

@@ -81,7 +81,7 @@ class _Reader:
     def run(self, statement: CompiledQuery) -> QueryResult:
         self._guard()
         try:
-            return self.store.query(statement.sql, statement.params, statement.columns)
+            return self.store.read(statement)
         except StoreError as exc:
             raise Unavailable(store_failure_message(exc, self.limits, self.patterns)) from exc
 

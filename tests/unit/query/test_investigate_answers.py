@@ -12,7 +12,8 @@ from limelight.query.bubble_up import (
     total_variation,
 )
 from limelight.query.keys import StoredTypes
-from limelight.query.plans import CompiledQuery
+from limelight.query.scope import Scope
+from limelight.query.sql import Params
 from limelight.query.values import decode
 
 
@@ -40,7 +41,11 @@ def test_the_score_is_half_the_sum_of_the_share_differences() -> None:
 
 
 def _plan(keys: tuple[str, ...]) -> BubbleUpPlan:
-    return BubbleUpPlan(keys, {}, CompiledQuery("", {}, ()), side_sample=1000, keys_left_out=0)
+    # The answer is shaped from the rows alone: any statement of the tenant will do.
+    scope, params = Scope("ws", "env"), Params()
+    select = scope.select("1 AS one", "events", scope.where(params))
+    statement = scope.statement(select, params, ("one",))
+    return BubbleUpPlan(keys, {}, statement, side_sample=1000, keys_left_out=0)
 
 
 def _row(k: int, v: str | None, s: int, b: int, ks: int, kb: int) -> dict[str, object]:

@@ -11,6 +11,7 @@ import orjson
 
 from limelight.errors import StoreError
 from limelight.event_json import data_texts
+from limelight.scoped import ScopedStatement, require_scoped
 from limelight.tenant import Tenant
 
 # Columns written by INSERT, in the order of the encoded TSV fields. `data` is
@@ -113,7 +114,9 @@ class QueryResult:
 
 
 class EventStore(Protocol):
-    """What the API, ingest and query layers need from an events backend."""
+    """What the API, ingest and query layers need from an events backend: a tenant's
+    events read only through statements that ``Scope`` made (``read``). Reads over every
+    tenant's events, and statements that change them, are ``unscoped.UnscopedReader``'s."""
 
     def start(self) -> None:
         """Open the engine and apply the versioned DDL."""
@@ -123,17 +126,13 @@ class EventStore(Protocol):
     def insert(self, tenant: Tenant, rows: Sequence[EventRow]) -> None:
         """Store the rows durably; return only when a read would see them."""
 
-    def query(
-        self, sql: str, params: Mapping[str, Any], columns: Sequence[str] | None = None
-    ) -> QueryResult:
-        """Run a SELECT with bound parameters; rows as dicts.
+    def read(self, statement: ScopedStatement) -> QueryResult:
+        """Run a statement that ``Scope`` made (anything else: ``TypeError``); rows as
+        dicts. An answer with other columns than the statement's is refused
+        (``StoreError``), see ``decode_result``."""
 
-        ``columns``: the names the statement selects, in order; an answer with
-        other columns is refused (``StoreError``), see ``decode_result``.
-        """
-
-    def command(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
-        """Run a statement that returns no rows (DDL, INSERT .. SELECT, mutations)."""
+    def engine_version(self) -> str:
+        """The engine's version, as it names it."""
 
     def disk_bytes(self) -> int:
         """Bytes of the store's files on disk, for /metrics."""
@@ -146,21 +145,14 @@ class EventStore(Protocol):
     def paths_table(self) -> str:
         """The table of the types each JSON path is stored as (see ``paths``)."""
 
-    @property
-    def data_table(self) -> str:
-        """The events table that holds the rows (a shard's own on a cluster)."""
-
-    @property
-    def on_cluster(self) -> str:
-        """`` ON CLUSTER <name>`` for statements every node must run; else empty."""
-
 
 # The view that records the types of each path as events arrive (DDL 0014).
 PATHS_VIEW = "event_paths_new_on_insert"
 
 
 class TablesOf:
-    """The events tables of a store's database, named once for both stores."""
+    """The events tables of a store's database, named once for both stores, and the reads
+    both build on their transport's ``query``."""
 
     _database: str
     _cluster: str | None = None
@@ -182,6 +174,18 @@ class TablesOf:
     @property
     def paths_table(self) -> str:
         return f"{self._database}.event_paths"
+
+    def query(
+        self, sql: str, params: Mapping[str, Any], columns: Sequence[str] | None = None
+    ) -> QueryResult:
+        raise NotImplementedError  # each transport's own
+
+    def read(self, statement: ScopedStatement) -> QueryResult:
+        scoped = require_scoped(statement)
+        return self.query(scoped.sql, scoped.params, scoped.columns)
+
+    def engine_version(self) -> str:
+        return str(self.query("SELECT version() AS version", {}, ["version"]).rows[0]["version"])
 
 
 def _tsv_field(value: str) -> bytes:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from limelight.store.events.base import EventStore
+from limelight.store.events.unscoped import UnscopedReader
 from limelight.tenant import Tenant
 
 _DAY_PARTITION = re.compile(r"[0-9]{8}")  # toDate's partition id: YYYYMMDD
@@ -47,7 +47,7 @@ class Expired:
     rows: int = 0
 
 
-def _partitions_before(store: EventStore, before_ms: int) -> list[str]:
+def _partitions_before(store: UnscopedReader, before_ms: int) -> list[str]:
     """The day partitions that hold only events older than ``before_ms``, on every node."""
     table = store.data_table
     database, name = table.split(".", 1)
@@ -72,7 +72,7 @@ def _partitions_before(store: EventStore, before_ms: int) -> list[str]:
     ]
 
 
-def _delete(store: EventStore, where: str, params: dict[str, Any]) -> int:
+def _delete(store: UnscopedReader, where: str, params: dict[str, Any]) -> int:
     """Delete the rows ``where`` selects when there are any; how many there were."""
     found = store.query(f"SELECT count() AS n FROM {store.table} WHERE {where}", params, ["n"])
     count = int(found.rows[0]["n"])
@@ -99,7 +99,9 @@ def _keys(cutoffs: Sequence[DatasetCutoff]) -> list[str]:
     return keys
 
 
-def expire(store: EventStore, default_before_ms: int, cutoffs: Sequence[DatasetCutoff]) -> Expired:
+def expire(
+    store: UnscopedReader, default_before_ms: int, cutoffs: Sequence[DatasetCutoff]
+) -> Expired:
     """Remove every event older than ``default_before_ms``, except in the datasets of
     ``cutoffs``, whose events go when older than their own cutoff (sooner or later)."""
     oldest = min([default_before_ms, *(c.before_ms for c in cutoffs)])

@@ -1,0 +1,95 @@
+"""Only ``Scope`` makes a statement over a tenant's events: the types it hands out take a
+seal no other module holds, and no other module may define a statement type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from limelight.errors import LimelightError
+from limelight.query.scope import CompiledQuery, Condition, Scope, Select
+from limelight.query.sql import Params
+from limelight.scoped import ScopedStatement, require_scoped
+
+SCOPE = Scope("ws_guard", "env_guard")
+
+
+def _statement() -> CompiledQuery:
+    params = Params()
+    select = SCOPE.select("count() AS n", "db.events", SCOPE.where(params))
+    return SCOPE.statement(select, params, ("n",))
+
+
+def test_a_statement_scope_made_begins_with_the_tenant_filter_and_ends_with_the_limits() -> None:
+    statement = _statement()
+    assert statement.sql.startswith(
+        "SELECT count() AS n FROM db.events WHERE workspace_id = {p0:String}"
+        " AND environment_id = {p1:String} SETTINGS max_execution_time = 10,"
+    )
+    assert statement.params == {"p0": "ws_guard", "p1": "env_guard"}
+    assert require_scoped(statement) is statement
+
+
+def test_a_select_over_selects_reads_only_what_they_read() -> None:
+    params = Params()
+    one = SCOPE.select("1 AS x", "db.events", SCOPE.where(params))
+    two = SCOPE.select("2 AS x", "db.events", SCOPE.where(params))
+    both = SCOPE.around([one, two], "sum(x) AS s", " LIMIT 1")
+    assert both.sql == f"SELECT sum(x) AS s FROM (({one}) UNION ALL ({two})) LIMIT 1"
+    assert SCOPE.around(one, "x").sql == f"SELECT x FROM ({one})"
+
+
+def test_none_of_the_types_can_be_made_without_scope() -> None:
+    fake: Any = object()  # any seal but the one scope.py holds
+    with pytest.raises(TypeError, match="made by Scope"):
+        CompiledQuery(fake, "SELECT raw FROM db.events", {}, ("raw",))
+    with pytest.raises(TypeError, match="made by Scope"):
+        Select(fake, "SELECT raw FROM db.events")
+    with pytest.raises(TypeError, match="made by Scope"):
+        Condition(fake, "1")
+    with pytest.raises(TypeError, match="abstract"):
+        ScopedStatement()  # type: ignore[abstract]
+
+
+def test_a_statement_type_of_another_module_is_refused_when_it_is_defined() -> None:
+    with pytest.raises(TypeError, match="limelight.query.scope"):
+
+        class Unscoped(ScopedStatement):  # the test module is not scope.py
+            sql = "SELECT raw FROM db.events"
+
+
+def test_text_or_a_look_alike_is_not_a_scoped_statement() -> None:
+    statement = _statement()
+
+    class LookAlike:
+        sql, params, columns = statement.sql, statement.params, statement.columns
+
+    for not_scoped in ("SELECT raw FROM db.events", LookAlike()):
+        with pytest.raises(TypeError, match="only statements made by Scope"):
+            require_scoped(not_scoped)
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        "dataset = {p2:String} OR 1",  # `tenant AND dataset OR 1`: every tenant's rows
+        "dataset = {p2:String} or service = {p3:String}",
+        "x = 1) OR (1",  # closes a parenthesis it did not open
+    ],
+)
+def test_a_condition_that_would_widen_the_tenant_filter_is_refused(more: str) -> None:
+    with pytest.raises(LimelightError, match="widen the tenant filter"):
+        SCOPE.where(Params(), lambda _: [more])
+    condition = SCOPE.where(Params())
+    with pytest.raises(LimelightError, match="widen the tenant filter"):
+        SCOPE.select("raw", "db.events", condition, f" AND {more} ORDER BY timestamp")
+
+
+def test_an_or_in_parentheses_a_quoted_name_or_after_the_where_narrows_nothing_away() -> None:
+    params = Params()
+    inside = "(dataset = 'a' OR data.`x OR y`.:String = 'b')"
+    condition = SCOPE.where(params, lambda _: [inside, "or(a, b)"])
+    assert condition.sql.endswith(f"AND {inside} AND or(a, b)")
+    tail = " AND data.`OR` = 1 GROUP BY k HAVING count() > 1 OR max(n) > 2"
+    assert SCOPE.select("k", "db.events", condition, tail).sql.endswith(tail)
