@@ -46,7 +46,7 @@ from bench.queries import (
 )
 from limelight.errors import StoreError
 from limelight.query.compile import RunOptions, Timeframe, compile_run
-from limelight.query.needle import PHRASES, WORDS
+from limelight.query.needle import NUMBERS, PHRASES, WORDS
 from limelight.query.spec import validate_fields
 from limelight.store.events.base import JSON_PARSE_SETTINGS, settings_clause
 from limelight.store.events.chdb_store import ChdbEventStore
@@ -82,6 +82,8 @@ QUESTIONS: list[tuple[str, dict[str, Any] | None]] = [
     ('across JSON: "level":"error (17%)', {"value": '"level":"error'}),
     ("number with a word: order 12 (0.02%)", {"value": "order 12"}),
     ("code: ERR-42 (0.02%)", {"value": "ERR-42"}),
+    ('number in JSON: "status":50 (30%)', {"value": '"status":50'}),
+    ("whole number: (order 48213) (rare)", {"value": "(order 48213)"}),
     (f"id: {NEEDLE} (1 in 999,983)", {"value": NEEDLE}),
     ("rare word: quasar (1 in 100,003)", {"value": "quasar"}),
     ("absent phrase: payment refused", {"value": "payment refused"}),
@@ -322,6 +324,7 @@ INDEXES = {
     "TYPE ngrambf_v1(4, 65536, 3, 0) GRANULARITY 1",
     "words (DDL 0011)": f", INDEX raw_words {WORDS} TYPE text(tokenizer = 'splitByNonAlpha')",
     "phrases (DDL 0015)": f", INDEX raw_phrases {PHRASES} TYPE text(tokenizer = 'splitByNonAlpha')",
+    "numbers (DDL 0016)": f", INDEX raw_numbers {NUMBERS} TYPE text(tokenizer = 'splitByNonAlpha')",
 }
 INDEXES["all (as now)"] = "".join(v for k, v in INDEXES.items() if k != "no index")
 
