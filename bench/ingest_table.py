@@ -13,9 +13,10 @@ one session into tables of one engine, in turns, in inserts of 12,000 events
 - + chunks (now): the text parsed on several threads in chunks of 1 MiB, where the
   engine's default of 10 MiB left most of a 6MB body's (about 12 MiB with `data`) to
   one (store.events.base.INSERT_SETTINGS);
-- text indexes on insert: now, with the words and phrases indexes (0011, 0015) built
-  by the INSERT, the ngram index left to merges: what a needle that finds the newest
-  events from the index costs ingest;
+- text indexes on insert: now, with the words, phrases and numbers indexes (0011,
+  0015, 0016) built by the INSERT, the ngram index left to merges: what a needle that
+  finds the newest events from the index costs ingest; and with words and phrases
+  alone;
 - shared data as a map: now, with the JSON column's shared data written as a plain map
   in the parts an insert makes (the engine's cheapest serialization for them; it
   defaults to buckets). Shared data holds the paths past `max_dynamic_paths`, so this
@@ -71,11 +72,13 @@ def _variants() -> list[Variant]:
     sent = settings_clause({"async_insert": 0, **INSERT_SETTINGS, **ON_INSERT, **one_thread})
     merge = settings_clause({"async_insert": 0, **INSERT_SETTINGS, **one_thread})
     now = settings_clause({"async_insert": 0, **INSERT_SETTINGS})
-    # The text indexes (0011, 0015) built by the INSERT, the ngram index still by merges.
+    # The text indexes (0011, 0015, 0016) built by the INSERT, the ngram index still by
+    # merges; and the numbers index left to merges too.
     text_on_insert = (
         settings_clause({"async_insert": 0, **INSERT_SETTINGS, **ON_INSERT})
         + ", exclude_materialize_skip_indexes_on_insert = 'raw_ngrams'"
     )
+    two_on_insert = text_on_insert.replace("'raw_ngrams'", "'raw_ngrams,raw_numbers'")
     bound = settings_clause(
         {
             "async_insert": 0,
@@ -90,6 +93,7 @@ def _variants() -> list[Variant]:
         Variant("+ indexes on merge", "bench_insert_now", SENT_COLUMNS, merge),
         Variant("+ 1 MiB chunks (now)", "bench_insert_now", SENT_COLUMNS, now),
         Variant("text indexes on insert", "bench_insert_now", SENT_COLUMNS, text_on_insert),
+        Variant("words+phrases on insert", "bench_insert_now", SENT_COLUMNS, two_on_insert),
         Variant("shared data as a map", "bench_insert_map", SENT_COLUMNS, now),
         Variant("raw only (the bound)", "bench_insert_raw", CAST_COLUMNS, bound),
     ]
@@ -119,6 +123,7 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_words")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_phrases")
+    bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_numbers")
     bare.command(f"ALTER TABLE {bare.table} DROP COLUMN data")
     return stores
 

@@ -1,9 +1,10 @@
 """Needles beyond letters (phrases, snake_case, dotted names, paths, ids, numbers with
 their neighbours, text across the JSON structure, one or two characters, matchCase,
 regexes): the same answers as reading every event, before the parts merge, once they
-have, and while the phrases index (DDL 0015) is built for events written before it; a
-needle the index answers (no digit, quote or character past ASCII) never reads the
-events' text once it is built."""
+have, and while the phrases and numbers indexes (DDL 0015, 0016) are built for events
+written before them; a needle the indexes answer (no digit, quote or character past
+ASCII; or quotes, and at most two digits at the end after punctuation) never reads the
+events' text once they are built."""
 
 from __future__ import annotations
 
@@ -65,21 +66,35 @@ EXACT = [
     ", then err-",
     " raised, ",
     "ed: card_de",
-]
-READ = [
-    "payment  failed",
+    # quotes and numbers after punctuation: the numbers index (DDL 0016)
     "order 12",
     "order 1",
     "ERR-42",
+    "(order 12",
+    '":"',
+    '{"a',
+    '"a":1',
+    '"a":12',
+    '"message":"said ',
+    '"message":"payment failed',
+    '":"dotted key","',
+    '"user.id":5',
+    "c:\\\\temp\\\\x",
+]
+READ = [
+    "payment  failed",
     "err-421",
     "12345",
     "50% off",
     "(order 12345)",
-    '":"',
-    '{"a',
-    '"a":1',
-    '"hello there"',
+    "order 123",
+    "2, ",
+    "er 12",
+    "r12",
+    '"n": 12345',
+    '"n":12345}',
     '\\"hello',
+    '"hello there"',
     "quasär",
     "ünïcode text",
     "_",
@@ -90,7 +105,7 @@ READ = [
     "a_",
     "xy",
 ]
-CASED = ["Payment", "payment failed", "FAILED twice", "Timeout", "ERR-42"]
+CASED = ["Payment", "payment failed", "FAILED twice", "Timeout", "ERR-42", "err-42", '"A":1']
 REGEXES = [
     "card_dec[a-z]+ed",
     r"payment\s+failed",
@@ -105,6 +120,8 @@ REGEXES = [
     "(?i)card_DECLINED",
     "card_?declined",
     "/api/carts?/",
+    "order 12[0-9]+\\)",
+    '"a":1[0-9]*,',
 ]
 
 
@@ -175,10 +192,12 @@ def test_needles_find_what_reading_every_event_finds_before_and_after_the_parts_
     store.command(f"SYSTEM STOP MERGES {store.table}")
     records = _write(store)
     expected = truth(records)
-    assert all(expected[repr({"value": v})] > 0 for v in EXACT)
+    assert [v for v in EXACT if expected[repr({"value": v})] == 0] == ['"a":12']
     assert expected[repr({"value": "payment failed"})] == 6  # 3 events of two messages
     assert expected[repr({"value": "user.id"})] == 6  # the dotted key and the tag
     assert expected[repr({"value": "order 12"})] == 6  # "order 12345" and "reorder 12"
+    assert expected[repr({"value": '"a":12'})] == 0  # "a": 1 is a number of its own
+    assert expected[repr({"value": '"message":"payment failed'})] == 6
     assert expected[repr({"value": "kelvin", "isRegex": True})] == 3  # the Kelvin sign
 
     unmerged = counts(store)

@@ -1,5 +1,5 @@
-"""The needle's compiler: which text a regex requires, and the phrases index's expression
-as its DDL states it."""
+"""The needle's compiler: which text a regex requires, which needles the indexes answer
+alone, and the indexes' expressions as their DDL states them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from importlib import resources
 
 import pytest
 
-from limelight.query.needle import PHRASES, WORDS, regex_literals
+from limelight.query.needle import NUMBERS, PHRASES, WORDS, needle_sql, regex_literals
+from limelight.query.spec import Needle
+from limelight.query.sql import Params
 
 
 @pytest.mark.parametrize(
@@ -53,3 +55,36 @@ def test_the_indexes_expressions_are_those_their_ddl_states() -> None:
     # The engine uses an index only for the very expression it was declared on.
     assert f"raw_words {WORDS} TYPE" in ddl_text(11)
     assert f"raw_phrases {PHRASES} TYPE" in ddl_text(15)
+    assert f"raw_numbers {NUMBERS} TYPE" in ddl_text(16)
+
+
+def _sql(value: str, **flags: bool) -> str:
+    return needle_sql(Needle(value=value, **flags), Params())
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["order 12", "ERR-42", "order 1", '"level":"error', '":"', '"status":5', '{"a', "a-1"],
+)
+def test_needles_with_quotes_or_a_number_after_punctuation_are_answered_by_an_index_alone(
+    value: str,
+) -> None:
+    assert _sql(value) == f"{NUMBERS} LIKE {{p0:String}}"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["order 123", "12 items", "abc12", "a 1 b", '\\\\"hi', "x$1", "é 12"],
+)
+def test_other_needles_with_digits_are_checked_on_raw(value: str) -> None:
+    assert "positionCaseInsensitive(raw, " in _sql(value)
+
+
+def test_a_number_is_narrowed_by_its_text_and_first_two_digits() -> None:
+    params = Params()
+    sql = needle_sql(Needle(value="(order 12345), code"), params)
+    assert f"{NUMBERS} LIKE {{p0:String}}" in sql
+    # "(" is spelled H, " " B, ")" I and "," L; the PHRASES stretches lie inside these.
+    assert sql.count(f"{NUMBERS} LIKE ") == 2
+    assert "translate(lower(raw)" not in sql
+    assert [params.values["p0"], params.values["p1"]] == ["%HorderB12%", "%ILBcode%"]
