@@ -29,6 +29,7 @@ from tests.support import LiveServer, Tenant, launch  # noqa: E402
 
 SECTIONS = [
     "ingest",
+    "ingest_cpu",
     "ingest_pipeline",
     "ingest_table",
     "queries",

@@ -9,6 +9,7 @@ from limelight import metrics
 from limelight.alerts.evaluator import Evaluator
 from limelight.alerts.service import AlertService
 from limelight.auth.alert_secrets import reseal_all
+from limelight.auth.known_keys import KnownKeys
 from limelight.auth.sealing import Sealer
 from limelight.auth.throttle import FailedAuthThrottle
 from limelight.ingest.group_commit import GroupCommit
@@ -52,6 +53,8 @@ class Runtime:
     # in its write-ahead log, a ClickHouse server gathers them itself: async_insert), or,
     # with the buffer off, the embedded engine with small concurrent batches grouped.
     ingest: RowSink
+    # API keys resolved before, taken without a database read while it is unchanged.
+    keys: KnownKeys
     started: bool = field(default=False)
 
     @classmethod
@@ -70,6 +73,7 @@ class Runtime:
             FailedAuthThrottle(settings, counts=counts),
             Retention(settings, meta, events),
             events if buffered(settings) else GroupCommit(events),
+            KnownKeys(meta),
         )
 
     @cached_property

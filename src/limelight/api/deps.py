@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from limelight.auth.api_keys import KeyContext, resolve_api_key
+from limelight.auth.api_keys import KeyContext
 from limelight.errors import Forbidden
 from limelight.ingest.batch import IngestLimits
 from limelight.settings import Settings
@@ -24,10 +24,14 @@ def key_from_headers(request: Request) -> str | None:
 
 
 async def api_key(request: Request, value: str | None = None) -> KeyContext:
-    """Any valid API key (ingest or admin), else 401 saying why (``resolve_api_key``)."""
+    """Any valid API key (ingest or admin), else 401 saying why (``resolve_api_key``);
+    a key resolved since the metadata database last changed without reading it."""
     if value is None:
         value = key_from_headers(request)
-    ctx = await run_in_threadpool(resolve_api_key, runtime_of(request).meta, value)
+    keys = runtime_of(request).keys
+    ctx = keys.known(value)
+    if ctx is None:
+        ctx = await run_in_threadpool(keys.resolve, value)
     note_tenant(request, ctx.tenant)
     return ctx
 

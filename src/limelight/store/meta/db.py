@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import re
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -118,6 +119,8 @@ class MetaDB:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._startup_mutex = threading.RLock()
         self._startup_depth = 0
+        self._watch: sqlite3.Connection | None = None
+        self._watch_lock = threading.Lock()
 
     @contextmanager
     def session(self, *, immediate: bool = False) -> Iterator[Session]:
@@ -218,7 +221,28 @@ class MetaDB:
             return None
         return sum(_file_bytes(Path(f"{database}{suffix}")) for suffix in ("", "-wal"))
 
+    def change_count(self) -> int | None:
+        """A number that changes whenever a connection, of this process or another (the
+        CLI's), commits to the database: SQLite's ``data_version``, read on a connection
+        of its own that never writes (15 µs, against 130 µs of CPU for the API-key
+        lookup through the pool). None where there is no such counter (PostgreSQL, an
+        in-memory database): then nothing may be trusted from an earlier read."""
+        database = self.engine.url.database
+        if self.engine.dialect.name != "sqlite" or not database or database == ":memory:":
+            return None
+        with self._watch_lock:
+            if self._watch is None:
+                self._watch = sqlite3.connect(
+                    database, isolation_level=None, check_same_thread=False, timeout=30
+                )
+            row = self._watch.execute("PRAGMA data_version").fetchone()
+        return int(row[0])
+
     def dispose(self) -> None:
+        with self._watch_lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
         self.engine.dispose()
 
 
