@@ -11,7 +11,9 @@ as spread evenly between their times. Placed by rank rather than by time, the
 windows follow the events wherever they fall (the last hour of a week, a burst of
 a minute); each event has about the same chance of being read; and the windows
 are a function of the events alone, so the same events always give the same
-sample.
+sample. A window is at least a millisecond: events of one millisecond are read
+all or none, so a side whose events share a few milliseconds (a batch stamped
+with one time) may be read whole.
 """
 
 from __future__ import annotations
