@@ -99,7 +99,7 @@ def test_a_sampled_side_counts_all_its_events_and_shares_those_read() -> None:
 
 def test_a_query_without_events_has_two_empty_sides_read_whole() -> None:
     # The engine's quantiles of no events are NaN, written as null.
-    row = {side: 0 for side in ("s", "b", "s0", "s1", "b0", "b1", "q0", "q1")}
+    row: dict[str, object] = dict.fromkeys(("s", "b", "s0", "s1", "b0", "b1", "q0", "q1"), 0)
     row.update({f"{side}t": [None] * (TIME_LEVELS - 1) for side in "sbq"})
     assert sides_of(row) == Sides((0, 0))
     assert sides_of(None) == Sides((0, 0))
