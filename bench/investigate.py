@@ -266,8 +266,10 @@ def _summary(name: str, answer: Any) -> str:
         dims = answer["dimensions"][:2]
         top = [(d["key"], d["values"][0]["value"] if d["values"] else None) for d in dims]
         total = answer["selection"] + answer["baseline"]
-        sampled = answer.get("sampled")
-        return f"selection {answer['selection']:,} of {total:,}, top {top}, sampled {sampled}"
+        read = answer.get("sample") or {}
+        sample = f"sample {read.get('selection', 0):,} + {read.get('baseline', 0):,}"
+        sampled = f"sampled {answer.get('sampled')} ({sample})"
+        return f"selection {answer['selection']:,} of {total:,}, top {top}, {sampled}"
     if "values" in answer:
         top = [(v["value"], v["count"]) for v in answer["values"][:3]]
         held = f"{answer['events']:,} events, ~{answer['distinct']:,} distinct"

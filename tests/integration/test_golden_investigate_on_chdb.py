@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from limelight.query.bubble_up import bounds_of, bubble_up_answer, near_unique
+from limelight.query.bubble_up import bounds_of, bubble_up_answer
+from limelight.query.bubble_up_sample import TIME_LEVELS
 from limelight.query.bubble_up_spec import Region
 from limelight.query.field_values import field_values_answer
 from limelight.runs.limits import RunLimits
@@ -21,12 +22,12 @@ from tests.unit.query.golden_investigate_cases import (
     BUBBLE_UP,
     ENVIRONMENT,
     FIELD_VALUES,
-    PROFILE_KEYS,
     PROFILE_NUMBERS,
     STORED,
     WORKSPACE,
     bubble_up_plan,
     bubble_up_request,
+    bubble_up_sides,
     field_values_plan,
     profile_statement,
     sides_statement,
@@ -79,26 +80,27 @@ def test_field_values_case_answers_like_the_reference(
     assert sorted(got.values(), reverse=True) == sorted(counts.values(), reverse=True)[:limit]
 
 
+@pytest.mark.parametrize("sampled", [False, True])
 def test_the_profile_finds_the_deciles_of_number_keys_with_many_values(
-    store: Any, records: list[ref.Record]
+    sampled: bool, store: Any, records: list[ref.Record]
 ) -> None:
-    statement = profile_statement()
+    statement = profile_statement(sampled)
     [row] = store.query(statement.sql, statement.params, statement.columns).rows
     bounds = bounds_of(PROFILE_NUMBERS, row)
     assert set(bounds) == {"duration"}  # ratio holds four numbers: compared one by one
     assert bounds["duration"] == sorted(bounds["duration"]) and len(bounds["duration"]) == 9
-    # duration has a value of its own in most events, but is compared by ranges
-    assert near_unique(PROFILE_KEYS, row) == ["duration"]
-    assert near_unique(PROFILE_KEYS, row, bounds) == []
-    query = DATASET_A
-    held = {
-        k: [r for r in ref.select(records, query, FRM, TO) if iref.values_of(r, k)]
-        for k in PROFILE_KEYS
-    }
-    for i, key in enumerate(PROFILE_KEYS):
-        assert row[f"h{i}"] == len(held[key]), key
-        distinct = set().union(*(iref.values_of(r, key) for r in held[key]))
-        assert row[f"d{i}"] == len(distinct), key
+    windows = bubble_up_sides(BUBBLE_UP["bubble_sampled"][2] or (0, 0)).query
+    assert windows is not None
+    read = [
+        r
+        for r in ref.select(records, DATASET_A, FRM, TO)
+        if not sampled or any(a <= r.system["_timestamp"] < b for a, b in windows)
+    ]
+    assert 0 < len(read) < (400 if sampled else 401)
+    for i, key in enumerate(PROFILE_NUMBERS):
+        numbers = {v for r in read if (v := ref.get(r, key)) is not None}
+        numbers = {v for v in numbers if iref.canon(v)[0] == "number"}
+        assert row[f"u{i}"] == len(numbers), key
 
 
 def test_the_sides_are_counted_like_the_reference(store: Any, records: list[ref.Record]) -> None:
@@ -107,6 +109,15 @@ def test_the_sides_are_counted_like_the_reference(store: Any, records: list[ref.
     body = BUBBLE_UP["bubble_filters"][0]
     chosen, rest = iref.sides(records, DATASET_A, body["selection"], FRM, TO)
     assert (row["s"], row["b"]) == (len(chosen), len(rest))
+    for side, events in (("s", chosen), ("b", rest), ("q", chosen + rest)):
+        times = sorted(r.system["_timestamp"] for r in events)
+        assert (row[f"{side}0"], row[f"{side}1"]) == (times[0], times[-1])
+        # fewer events than the reservoir holds: the quantiles are of them all
+        assert len(row[f"{side}t"]) == TIME_LEVELS - 1
+        assert row[f"{side}t"] == sorted(row[f"{side}t"])
+        assert times[0] <= row[f"{side}t"][0] and row[f"{side}t"][-1] <= times[-1]
+        middle = row[f"{side}t"][TIME_LEVELS // 2 - 1]
+        assert sum(t <= middle for t in times) == pytest.approx(len(times) / 2, abs=1)
 
 
 def _region(records: list[ref.Record], region: Region) -> list[ref.Record]:
@@ -139,8 +150,20 @@ def test_bubble_up_case_counts_each_side_like_the_reference(
         rest = [r for r in matching if id(r) not in inside]
     else:
         chosen, rest = iref.sides(records, query, body["selection"], FRM, TO)
+    # A side with windows is read within them: the shares are those of its events there.
+    if plan.sides:
+        assert (answer["selection"], answer["baseline"]) == plan.sides.counts
+        chosen, rest = (
+            [r for r in side if any(a <= r.system["_timestamp"] < b for a, b in windows)]
+            if windows
+            else side
+            for side, windows in zip((chosen, rest), plan.sides.windows, strict=True)
+        )
+        assert answer["sampled"] is (name == "bubble_sampled")
+    else:
+        assert (answer["selection"], answer["baseline"]) == (len(chosen), len(rest))
     assert chosen and rest
-    assert (answer["selection"], answer["baseline"]) == (len(chosen), len(rest))
+    assert answer["sample"] == {"selection": len(chosen), "baseline": len(rest)}
     assert answer["dimensions"]
     for dimension in answer["dimensions"]:
         key = dimension["key"]

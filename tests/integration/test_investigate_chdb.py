@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from limelight.query.bubble_up_sample import SIDE_SAMPLE
 from limelight.query.bubble_up_spec import validate_bubble_up
 from limelight.query.field_values import compile_field_values, field_values_answer
 from limelight.query.keys import StoredTypes
@@ -189,33 +190,34 @@ def test_bubble_up_finds_the_planted_cause_of_the_slow_requests(store: Any) -> N
         ref.store_events(store, tenant, "requests", events[start : start + 20_000])
     durations = sorted(e["duration"] for e in events)
     p97 = durations[int(len(durations) * 0.97) - 1]
+    body = {
+        "namespaces": [{"type": "dataset", "value": "requests"}],
+        "from": FRAME.from_ms,
+        "to": FRAME.to_ms,
+        "selection": {"filters": [{"key": "duration", "operation": ">", "value": p97}]},
+    }
     started = time.perf_counter()
-    answer = _bubble_up(
-        tenant,
-        {
-            "namespaces": [{"type": "dataset", "value": "requests"}],
-            "from": FRAME.from_ms,
-            "to": FRAME.to_ms,
-            "selection": {"filters": [{"key": "duration", "operation": ">", "value": p97}]},
-        },
-        store,
-    )
+    answer = _bubble_up(tenant, body, store)
     elapsed = time.perf_counter() - started
+    # The baseline holds more than a side's sample: about SIDE_SAMPLE of it is read.
     assert answer["selection"] == 3000 and answer["baseline"] == 97_000
-    assert answer["sampled"] is False
+    assert answer["sampled"] is True and answer["sample"]["selection"] == 3000
+    assert abs(answer["sample"]["baseline"] - SIDE_SAMPLE) < 0.1 * SIDE_SAMPLE
     first, second = answer["dimensions"][:2]
     assert (first["key"], second["key"]) == ("region", "plan"), answer["dimensions"][:3]
     fast = [e for e in events if e["duration"] <= p97]
+    # The sample's share is the whole baseline's within its error (about 0.004 here).
     assert first["values"][0] == {
         "value": "eu-west-2",
         "selection": 1.0,
-        "baseline": pytest.approx(sum(e["region"] == "eu-west-2" for e in fast) / 97_000),
+        "baseline": pytest.approx(sum(e["region"] == "eu-west-2" for e in fast) / 97_000, abs=0.02),
     }
     assert max(first["values"], key=lambda v: v["selection"])["value"] == "eu-west-2"
     assert max(second["values"], key=lambda v: v["selection"])["value"] == "free"
     assert "duration" not in [d["key"] for d in answer["dimensions"]]  # the selection's key
     noise = [d["score"] for d in answer["dimensions"] if d["key"].startswith("noise")]
     assert len(noise) == 20 and max(noise) < 0.1 < second["score"]
+    assert _bubble_up(tenant, body, store) == answer  # the same events, the same answer
     print(f"BubbleUp over 100,000 events, 23 keys: {elapsed:.2f} s")
 
 

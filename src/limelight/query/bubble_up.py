@@ -1,42 +1,60 @@
 """BubbleUp: what sets a selection of a query's events apart from the rest (the baseline).
 
-Three statements, each one pass over the events:
+Three statements over the events, after the lookups of the keys (the paths the
+events hold, ``event_paths``: no scan):
 
-- ``profile``: over the query's newest ``PROFILE_SAMPLE`` events, each key's
-  events and distinct values, and each number key's distinct numbers and
-  deciles. A key with a value of its own in nearly every event (an id) is left
-  out (``near_unique`` in the answer). A key with few distinct numbers is
+- ``sides``: how many events of the query each side holds, and how they spread
+  in time (``bubble_up_sample.Spread``): a pass over the columns of the query and
+  the selection alone. A side of more than ``SIDE_SAMPLE`` events is sampled:
+  ``sample_windows`` places ``SAMPLE_WINDOWS`` windows of time evenly over its
+  events (by rank, not by time), which together hold about ``SIDE_SAMPLE`` of them.
+- ``profile``: over such windows of the query's events (``PROFILE_SAMPLE``), each
+  number key's distinct numbers and deciles. A key with few distinct numbers is
   compared value by value; any other number key by the deciles' ranges
   (``{"from", "to"}``), where a value-by-value count of a duration would find
   every value rare on both sides.
-- ``sides``: how many events of the query each side holds (the columns of the
-  query and the selection alone), so that a side known to fit its sample is
-  read without sorting.
-- ``compare``: both sides in one statement (a UNION ALL of the selection's
-  events and the baseline's, each from the time its newest ``side_sample``
-  events begin when it holds more), every event's values of every key joined out as
+- ``compare``: both sides in one read of the events (each side within its
+  windows when sampled), every event's values of every key joined out as
   (key, value) rows, counted per side with one GROUP BY; a missing key counts as
   a value of its own (null). Per key the ``TOP_VALUES`` values most common on
   either side are returned, with the key's totals per side, so the rest are
-  compared as one.
+  compared as one, and its number of distinct values, so that a key with a value
+  of its own in nearly every event (an id) is left out (``near_unique``).
+
+Why windows of time rather than a hash of the event id: the work is reading the
+keys' columns, and the engine reads a granule (thousands of events) whole or not
+at all. A hash sample holds events of every granule, so it read about as much as
+no sample (1M spans of 33 keys: 1.5 CPU-seconds for 1,000 events a side, 1.9 for
+50,000); windows read only the granules they span, which the primary key (time)
+finds (0.45 for 5,000 a side in 10 windows). Both sides are read in one pass,
+so a granule both need is read once. The windows are a function of the events
+alone, so the same events give the same answer.
 
 The score of a key is the total variation distance between its two
 distributions: half the sum over its values of |selection share - baseline
-share| (a share is that of the side's events holding the value; the values past
-``TOP_VALUES`` count as one), 0 when both sides look alike, 1 when they share
-no value. A key none of whose values reaches ``MIN_SHARE`` (and ``MIN_COUNT``
-events) on either side (an id) is left out of the answer. The keys come from the
-paths the events hold (``event_paths``, no scan), the system fields ``_dataset``,
-``_service`` and ``_namespace`` with them, and never the keys the selection is
-defined by (they differ by definition) nor the event's time.
+share| (a share is that of the side's events read holding the value; the values
+past ``TOP_VALUES`` count as one), 0 when both sides look alike, 1 when they
+share no value. A key none of whose values reaches ``MIN_SHARE`` (and
+``MIN_COUNT`` events) on either side (an id) is left out of the answer. The
+system fields ``_dataset``, ``_service`` and ``_namespace`` are keys too; never
+the keys the selection is defined by (they differ by definition) nor the
+event's time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from limelight.query.bubble_up_sample import (
+    Sides,
+    Spread,
+    Window,
+    sample_windows,
+    time_levels,
+    windows_sql,
+)
 from limelight.query.bubble_up_spec import BubbleUpRequest, Region
 from limelight.query.keys import SYSTEM_FIELDS, StoredTypes, kinds_of_stored
 from limelight.query.plans import CompiledQuery, Timeframe
@@ -46,23 +64,13 @@ from limelight.query.sql import Params
 from limelight.query.values import decode, value_sql
 from limelight.query.where import Where, filter_sql
 
-# The most events read per side. Cost grows with events x keys (one row per event and
-# key is counted): see ``side_sample``.
-SIDE_SAMPLE = 1_000_000
-# Events x (keys + 1) read in one comparison at most. A (event, key) costs about 0.35 µs
-# of CPU (bench/investigate.py's events: 4.3 CPU-seconds for 660,000 events of 19 keys);
-# with this budget the whole answer over 1M events of 19 keys took 3.4 CPU-seconds
-# (lookups, profile and sides included; 360,000 events a side): about 2 s of wall time on
-# 2 idle cores by that count, not measured so (a load average of 11 made it 9 s).
-ROW_BUDGET = 7_000_000
-MIN_SIDE_SAMPLE = 10_000
 # The most keys compared (by name); more are left out and counted in the answer.
 MAX_KEYS = 200
+# The query's events the deciles of its numbers are taken over (in windows, as a side's).
 PROFILE_SAMPLE = 10_000
-# A key with a distinct value in more than this share of the profile's events holding it
-# (ids: requestId, traceId) is left out: none of its values can be common on either side,
-# and counting them dominated the comparison (over 1M events of 20 keys, two such keys
-# took 3.7 of its 8.2 CPU-seconds). HyperDX leaves out keys 90% unique alike.
+# A key with a distinct value in more than this share of the events read holding it
+# (ids: requestId, spanId) is left out: none of its values can be common on either side.
+# HyperDX leaves out keys 90% unique alike.
 NEAR_UNIQUE = 0.9
 NEAR_UNIQUE_EVENTS = 100
 # A number key with at most this many distinct values (in the profile) is
@@ -80,8 +88,9 @@ SYSTEM_KEYS = ("_dataset", "_service", "_namespace")
 # The event's time (``_timestamp``, from its ``timestamp``): where events fall in time is
 # what the heatmap a selection is drawn on already shows.
 LEFT_OUT = frozenset({"timestamp"})
-COLUMNS = ("k", "v", "s", "b", "ks", "kb")
+COLUMNS = ("k", "v", "s", "b", "ks", "kb", "kd", "kn")
 NO_VALUE = "CAST(NULL, 'Nullable(String)')"
+SIDES_COLUMNS = ("s", "b", "s0", "s1", "b0", "b1", "q0", "q1", "st", "bt", "qt")
 
 
 def candidate_keys(
@@ -104,13 +113,12 @@ def number_keys(keys: Sequence[str], stored: StoredTypes) -> list[str]:
     return [k for k in keys if k not in SYSTEM_FIELDS and "number" in stored.expr(k).scalars]
 
 
-def side_sample(keys: int) -> int:
-    """Events read per side: the row budget over the keys, within its bounds."""
-    return max(MIN_SIDE_SAMPLE, min(SIDE_SAMPLE, ROW_BUDGET // (keys + 1)))
-
-
 def _query_where(scope: Scope, fields: QueryFields, stored: StoredTypes) -> Where:
     return Where(scope, fields, stored)
+
+
+def _within(windows: Sequence[Window] | None, params: Params) -> str:
+    return f" AND {windows_sql(windows, params)}" if windows else ""
 
 
 def compile_profile(
@@ -119,48 +127,22 @@ def compile_profile(
     fields: QueryFields,
     timeframe: Timeframe,
     stored: StoredTypes,
-    keys: Sequence[str],
     numbers: Sequence[str],
+    windows: Sequence[Window] | None = None,
 ) -> CompiledQuery:
-    """Over the query's newest ``PROFILE_SAMPLE`` events: per key (``h0``, ``d0``..) the
-    events holding a value of it and its distinct values; per number key (``u0``, ``q0``..)
-    its distinct numbers and deciles."""
+    """Per number key (``u0``, ``q0``..) its distinct numbers and deciles over the
+    query's events within ``windows`` (all of them without)."""
     params = Params()
     where = _query_where(scope, fields, stored)
-    columns = [f"{value_sql(stored.expr(k)).items()} AS x{i}" for i, k in enumerate(keys)]
-    columns += [f"{stored.expr(k).scalars['number']} AS n{i}" for i, k in enumerate(numbers)]
-    inner = scope.select(
-        ", ".join(columns),
-        table,
-        where.render(params, timeframe),
-        f" ORDER BY timestamp DESC LIMIT {params.add(PROFILE_SAMPLE, 'UInt32')}",
-    )
-    stats = [f"countIf(notEmpty(x{i})) AS h{i}, uniqArray(x{i}) AS d{i}" for i in range(len(keys))]
-    stats += [
+    columns = [f"{stored.expr(k).scalars['number']} AS n{i}" for i, k in enumerate(numbers)]
+    cond = where.render(params, timeframe)
+    inner = scope.select(", ".join(columns), table, cond, _within(windows, params))
+    stats = [
         f"uniq(n{i}) AS u{i}, quantilesExactInclusive({DECILES})(n{i}) AS q{i}"
         for i in range(len(numbers))
     ]
-    names = [name for i in range(len(keys)) for name in (f"h{i}", f"d{i}")]
-    names += [name for i in range(len(numbers)) for name in (f"u{i}", f"q{i}")]
+    names = [name for i in range(len(numbers)) for name in (f"u{i}", f"q{i}")]
     return scope.statement(scope.around(inner, ", ".join(stats), " LIMIT 1"), params, names)
-
-
-def near_unique(
-    keys: Sequence[str], row: Mapping[str, Any] | None, ranged: Collection[str] = ()
-) -> list[str]:
-    """The keys with a value of their own in nearly every event (ids): at least
-    ``NEAR_UNIQUE_EVENTS`` events of the profile hold one, and ``NEAR_UNIQUE`` as many
-    distinct values as those events; not those ``ranged`` (numbers compared by ranges,
-    a duration's)."""
-    if row is None:
-        return []
-    return [
-        key
-        for i, key in enumerate(keys)
-        if key not in ranged
-        and int(row[f"h{i}"]) >= NEAR_UNIQUE_EVENTS
-        and int(row[f"d{i}"]) > NEAR_UNIQUE * int(row[f"h{i}"])
-    ]
 
 
 def bounds_of(numbers: Sequence[str], row: Mapping[str, Any] | None) -> dict[str, list[float]]:
@@ -199,10 +181,8 @@ class BubbleUpPlan:
     keys: tuple[str, ...]  # key index i + 1 in the rows (0: the sides' totals)
     bounds: Mapping[str, list[float]]
     statement: CompiledQuery
-    side_sample: int
     keys_left_out: int
-    sampled: bool | None = None  # a side held more events than its sample; None: unknown
-    near_unique: tuple[str, ...] = ()  # keys left out: a distinct value in nearly every event
+    sides: Sides | None = None  # None: unknown, both sides read whole
 
 
 def compile_bubble_up(
@@ -214,13 +194,11 @@ def compile_bubble_up(
     bounds: Mapping[str, list[float]],
     keys_left_out: int = 0,
     sides: Sides | None = None,
-    near_unique_keys: tuple[str, ...] = (),
 ) -> BubbleUpPlan:
     """``stored`` holds the types of ``keys`` and of the query's and selection's keys;
-    ``sides`` the events of each side (``compile_sides``), when known."""
+    ``sides`` the events of each side and their samples' windows (``sides_of``)."""
     where = _query_where(scope, request.fields, stored)
     timeframe = Timeframe(request.from_ms, request.to_ms)
-    sample = side_sample(len(keys))
     params = Params()
     pairs = [f"[(0, {NO_VALUE})]"]  # every event: the sides' totals
     for i, key in enumerate(keys, start=1):
@@ -231,34 +209,31 @@ def compile_bubble_up(
         else:
             pairs.append(f"arrayMap(v -> ({i}, v), {values.items_or_missing()})")
     kvs = f"arrayConcat({', '.join(pairs)}) AS kvs"
-    reads = []
-    for side, since in zip((1, 0), sides.since if sides else (None, None), strict=True):
-        cond = where.render(params, timeframe)
-        selected = _selection_sql(request, params, stored)
-        tail = f" AND {selected}" if side else f" AND NOT ifNull({selected}, 0)"
-        if since is not None:
-            # Its newest events, by time: the primary key skips the older parts. Sorting
-            # instead (ORDER BY timestamp DESC LIMIT) sorted every event's values when
-            # the query spans datasets (the sort key has the dataset before the time):
-            # 26 CPU-seconds for a baseline of 9.7M events against 4 (this, 631,000 read).
-            tail += f" AND timestamp >= fromUnixTimestamp64Milli({params.add(since, 'Int64')})"
-        elif sides is None:  # unknown: newest first, stopping at the sample
-            tail += f" ORDER BY timestamp DESC LIMIT {params.add(sample, 'UInt32')}"
-        reads.append(scope.select(f"{side} AS sel, {kvs}", table, cond, tail))
+    cond = where.render(params, timeframe)
+    selected = f"ifNull({_selection_sql(request, params, stored)}, 0)"
+    # Both sides in one read: reading the keys' columns is most of the work, and a
+    # UNION ALL of the sides read each granule they share twice.
+    chosen, rest = sides.windows if sides else (None, None)
+    tail = ""
+    if chosen or rest:
+        tail = f" AND ((sel{_within(chosen, params)}) OR (NOT sel{_within(rest, params)}))"
+    read = scope.select(f"{selected} AS sel, {kvs}", table, cond, tail)
     counted = scope.around(
-        reads,
+        read,
         "kv.1 AS k, kv.2 AS v, countIf(sel = 1) AS s, countIf(sel = 0) AS b",
         " ARRAY JOIN kvs AS kv GROUP BY k, v",
     )
     shares = scope.around(
         counted,
         "k, v, s, b, sum(s) OVER (PARTITION BY k) AS ks, sum(b) OVER (PARTITION BY k) AS kb,"
+        " countIf(v IS NOT NULL) OVER (PARTITION BY k) AS kd,"
+        " sumIf(s + b, v IS NULL) OVER (PARTITION BY k) AS kn,"
         " sumIf(s, k = 0) OVER () AS sides_s, sumIf(b, k = 0) OVER () AS sides_b",
     )
     top = params.add(TOP_VALUES, "UInt32")
     sql = scope.around(
         shares,
-        "k, v, s, b, ks, kb",
+        ", ".join(COLUMNS),
         " ORDER BY k, s / greatest(sides_s, 1) + b / greatest(sides_b, 1) DESC, v ASC"
         f" LIMIT {top} BY k LIMIT {params.add((len(keys) + 1) * TOP_VALUES, 'UInt32')}",
     )
@@ -266,63 +241,53 @@ def compile_bubble_up(
         keys=tuple(keys),
         bounds=dict(bounds),
         statement=scope.statement(sql, params, COLUMNS),
-        side_sample=sample,
         keys_left_out=keys_left_out,
-        sampled=None if sides is None else any(t is not None for t in sides.since),
-        near_unique=near_unique_keys,
+        sides=sides,
     )
-
-
-# The levels of a side's times the ``sides`` statement gives, to find where its newest
-# ``side_sample`` events begin.
-TIME_LEVELS = tuple(i / 100 for i in range(1, 100))
 
 
 def compile_sides(
     scope: Scope, table: str, request: BubbleUpRequest, stored: StoredTypes
 ) -> CompiledQuery:
-    """How many events of the query each side holds (``s``, ``b``) and the percentiles of
-    their times (``ts``, ``tb``): a pass over the columns of the query and the selection
-    alone."""
+    """How the query's events spread in time, for each side (``s``, ``b``) and for the
+    query (``q``): their number (``s``, ``b``), first and last time (``s0``, ``s1``..)
+    and quantiles of their times (``st``, ``bt``, ``qt``): a pass over the columns of
+    the query and the selection alone."""
     params = Params()
     where = _query_where(scope, request.fields, stored)
     cond = where.render(params, Timeframe(request.from_ms, request.to_ms))
-    selected = _selection_sql(request, params, stored)
-    levels = ", ".join(f"{level:g}" for level in TIME_LEVELS)
     time = "toUnixTimestamp64Milli(timestamp)"
+    selected = _selection_sql(request, params, stored)
+    # The reservoir is chosen by a hash of the time (the determinator): events of one
+    # millisecond are all in or all out, and have the same time anyway.
+    levels = f"quantilesDeterministicIf({time_levels()})({time}, toUInt64({time}), "
     columns = (
         f"countIf({selected} AS selected) AS s, countIf(NOT ifNull(selected, 0)) AS b,"
-        f" quantilesIf({levels})({time}, selected) AS ts,"
-        f" quantilesIf({levels})({time}, NOT ifNull(selected, 0)) AS tb"
+        f" minIf({time}, selected) AS s0, maxIf({time}, selected) AS s1,"
+        f" minIf({time}, NOT ifNull(selected, 0)) AS b0,"
+        f" maxIf({time}, NOT ifNull(selected, 0)) AS b1,"
+        f" min({time}) AS q0, max({time}) AS q1,"
+        f" {levels}selected) AS st, {levels}NOT ifNull(selected, 0)) AS bt, {levels}1) AS qt"
     )
-    return scope.statement(
-        scope.select(columns, table, cond, " LIMIT 1"), params, ("s", "b", "ts", "tb")
-    )
+    return scope.statement(scope.select(columns, table, cond, " LIMIT 1"), params, SIDES_COLUMNS)
 
 
-@dataclass(frozen=True)
-class Sides:
-    """The events of each side, and for a side with more than its sample the time its
-    newest ``side_sample`` events begin at (about: from the percentiles of its times)."""
-
-    counts: tuple[int, int]
-    since: tuple[int | None, int | None] = (None, None)
-
-
-def sides_of(row: Mapping[str, Any] | None, keys: int) -> Sides:
+def sides_of(row: Mapping[str, Any] | None) -> Sides:
+    """The sides' counts and their samples' windows from the ``sides`` statement's row."""
     if row is None:
         return Sides((0, 0))
-    sample = side_sample(keys)
     counts = (int(row["s"]), int(row["b"]))
 
-    def since(count: int, times: Sequence[float]) -> int | None:
-        if count <= sample or not times:
-            return None
-        wanted = 1 - sample / count  # the share of the side's events older than its sample
-        levels = zip(TIME_LEVELS, times, strict=True)
-        return int(next((t for level, t in levels if level >= wanted), times[-1]))
+    def spread(side: str, count: int) -> Spread:
+        # Without events the quantiles are NaN, which the engine's JSON writes as null.
+        times = tuple(float(t) for t in row[f"{side}t"] if t is not None)
+        return Spread(count, int(row[f"{side}0"]), int(row[f"{side}1"]), times)
 
-    return Sides(counts, (since(counts[0], row["ts"]), since(counts[1], row["tb"])))
+    return Sides(
+        counts,
+        (sample_windows(spread("s", counts[0])), sample_windows(spread("b", counts[1]))),
+        sample_windows(spread("q", sum(counts)), PROFILE_SAMPLE),
+    )
 
 
 def total_variation(counts: Sequence[tuple[int, int]], sides: tuple[int, int]) -> float:
@@ -331,24 +296,38 @@ def total_variation(counts: Sequence[tuple[int, int]], sides: tuple[int, int]) -
     return sum(abs(s / selection - b / baseline) for s, b in counts) / 2
 
 
+def _near_unique(row: Mapping[str, Any], read: tuple[int, int]) -> bool:
+    """A key with a value of its own in nearly every event read holding it (an id)."""
+    holding = read[0] + read[1] - int(row["kn"])
+    return holding >= NEAR_UNIQUE_EVENTS and int(row["kd"]) > NEAR_UNIQUE * holding
+
+
 def bubble_up_answer(plan: BubbleUpPlan, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     by_key: dict[int, list[Mapping[str, Any]]] = {}
     for row in rows:
         by_key.setdefault(int(row["k"]), []).append(row)
     totals = by_key.pop(0, [{"s": 0, "b": 0}])[0]
-    sides = (int(totals["s"]), int(totals["b"]))
+    read = (int(totals["s"]), int(totals["b"]))
+    unique = sorted(
+        plan.keys[index - 1]
+        for index, found in by_key.items()
+        if plan.keys[index - 1] not in plan.bounds and _near_unique(found[0], read)
+    )
     dimensions = [
         dimension
         for index, found in by_key.items()
-        if (dimension := _dimension(plan, plan.keys[index - 1], found, sides)) is not None
+        if plan.keys[index - 1] not in unique
+        and (dimension := _dimension(plan, plan.keys[index - 1], found, read)) is not None
     ]
     dimensions.sort(key=lambda d: (-float(d["score"]), str(d["key"])))
+    counts = plan.sides.counts if plan.sides else read
     return {
-        "selection": sides[0],
-        "baseline": sides[1],
-        "sampled": max(sides) >= plan.side_sample if plan.sampled is None else plan.sampled,
+        "selection": counts[0],
+        "baseline": counts[1],
+        "sampled": plan.sides.sampled if plan.sides else False,
+        "sample": {"selection": read[0], "baseline": read[1]},
         "keys_left_out": plan.keys_left_out,
-        "near_unique": list(plan.near_unique),
+        "near_unique": unique,
         "dimensions": dimensions,
     }
 

@@ -23,7 +23,6 @@ from limelight.query.bubble_up import (
     compile_bubble_up,
     compile_profile,
     compile_sides,
-    near_unique,
     number_keys,
     sides_of,
 )
@@ -141,9 +140,9 @@ def _patterns(request: BubbleUpRequest) -> PatternFields:
 def plan_bubble_up(
     store: EventStore, tenant: Tenant, request: BubbleUpRequest, limits: RunLimits
 ) -> BubbleUpPlan:
-    """The comparison's plan: its keys from the recorded paths, which of them are near
-    unique and the bounds of its number keys from a first, small statement, and the
-    events of each side from a second."""
+    """The comparison's plan: its keys from the recorded paths, the events of each side
+    and their samples' windows from a first statement over the query's and selection's
+    columns, and the bounds of its number keys from a second over a sample."""
     scope = _scope(tenant, limits)
     fields = request.fields
     datasets = sorted({ns.value for ns in fields.namespaces or [] if ns.type == "dataset"})
@@ -157,30 +156,19 @@ def plan_bubble_up(
     held = dict(looked_up.paths or {})
     held.update({k: paths[k] for k in keys if k not in SYSTEM_FIELDS})
     stored = StoredTypes(held, looked_up.below)
-    timeframe = Timeframe(request.from_ms, request.to_ms)
+    patterns = _patterns(request)
+    counted = _rows(store, compile_sides(scope, store.table, request, stored), limits, patterns)
+    sides = sides_of(counted[0] if counted else None)
     numbers = number_keys(keys, stored)
     bounds: dict[str, list[float]] = {}
-    unique: list[str] = []
-    if keys:
-        statement = compile_profile(scope, store.table, fields, timeframe, stored, keys, numbers)
-        found = _rows(store, statement, limits, _patterns(request))
+    if numbers and sum(sides.counts):
+        timeframe = Timeframe(request.from_ms, request.to_ms)
+        statement = compile_profile(
+            scope, store.table, fields, timeframe, stored, numbers, sides.query
+        )
+        found = _rows(store, statement, limits, patterns)
         bounds = bounds_of(numbers, found[0] if found else None)
-        unique = near_unique(keys, found[0] if found else None, bounds)
-        keys = [k for k in keys if k not in unique]
-    sides = _rows(
-        store, compile_sides(scope, store.table, request, stored), limits, _patterns(request)
-    )
-    return compile_bubble_up(
-        scope,
-        store.table,
-        request,
-        stored,
-        keys,
-        bounds,
-        left_out,
-        sides_of(sides[0] if sides else None, len(keys)),
-        tuple(unique),
-    )
+    return compile_bubble_up(scope, store.table, request, stored, keys, bounds, left_out, sides)
 
 
 def bubble_up(

@@ -17,6 +17,7 @@ from limelight.query.bubble_up import (
     compile_sides,
     sides_of,
 )
+from limelight.query.bubble_up_sample import SIDE_SAMPLE, TIME_LEVELS, Sides
 from limelight.query.bubble_up_spec import BubbleUpRequest, validate_bubble_up
 from limelight.query.field_values import (
     SAMPLE_EVENTS,
@@ -99,8 +100,7 @@ BUBBLE_UP: dict[str, tuple[dict[str, Any], dict[str, list[float]], tuple[int, in
         {},
         (20, 80),  # both sides fit their samples: read whole
     ),
-    # The baseline holds twice its sample: its newest half is read, from the time the
-    # percentiles of its times say (all of the chDB test's events are newer).
+    # The baseline holds twice its sample: it is read in windows of half the time.
     "bubble_sampled": (
         {
             "from": _FROM,
@@ -108,7 +108,7 @@ BUBBLE_UP: dict[str, tuple[dict[str, Any], dict[str, list[float]], tuple[int, in
             "selection": {"filters": [{"key": "status", "operation": "=", "value": 500}]},
         },
         {"duration": [10.0, 100.0, 1000.0]},
-        (20, 2_000_000),
+        (20, 2 * SIDE_SAMPLE),
     ),
 }
 
@@ -127,26 +127,34 @@ def bubble_up_request(name: str) -> BubbleUpRequest:
     return validate_bubble_up(json.dumps(BUBBLE_UP[name][0]).encode())
 
 
+def bubble_up_sides(counts: tuple[int, int]) -> Sides:
+    """Sides of ``counts`` events, each spread evenly over the timeframe."""
+    span = _TO - _FROM
+    levels = [_FROM + i * span / TIME_LEVELS for i in range(1, TIME_LEVELS)]
+    row = {"s": counts[0], "b": counts[1], "st": levels, "bt": levels, "qt": levels}
+    row.update({f"{side}0": _FROM for side in "sbq"} | {f"{side}1": _TO - 1 for side in "sbq"})
+    return sides_of(row)
+
+
 def bubble_up_plan(name: str) -> BubbleUpPlan:
     request = bubble_up_request(name)
     keys = [k for k in BUBBLE_KEYS if k not in request.selection_keys()]
     _, bounds, counts = BUBBLE_UP[name]
     if counts is None:
         return compile_bubble_up(SCOPE, TABLE, request, STORED, keys, bounds)
-    # One percentile of each side's times per 1%: the baseline's newest events from 1,300.
-    times = [1_000.0 + i * 10 for i in range(99)]
-    row = {"s": counts[0], "b": counts[1], "ts": times, "tb": times}
-    sides = sides_of(row, len(keys))
+    sides = bubble_up_sides(counts)
     return compile_bubble_up(SCOPE, TABLE, request, STORED, keys, bounds, sides=sides)
 
 
-PROFILE_KEYS = ["_service", "http.method", "tags", "duration", "ratio"]
 PROFILE_NUMBERS = ["duration", "ratio"]
 
 
-def profile_statement() -> CompiledQuery:
+def profile_statement(sampled: bool = False) -> CompiledQuery:
+    """The profile of ``bubble_filters``'s events; ``sampled``: within the windows of
+    ``bubble_sampled``'s query."""
     fields = bubble_up_request("bubble_filters").fields
-    return compile_profile(SCOPE, TABLE, fields, TIMEFRAME, STORED, PROFILE_KEYS, PROFILE_NUMBERS)
+    windows = bubble_up_sides(BUBBLE_UP["bubble_sampled"][2] or (0, 0)).query if sampled else None
+    return compile_profile(SCOPE, TABLE, fields, TIMEFRAME, STORED, PROFILE_NUMBERS, windows)
 
 
 def sides_statement() -> CompiledQuery:
@@ -158,5 +166,6 @@ def statements() -> dict[str, CompiledQuery]:
     out = {name: field_values_plan(name).statement for name in FIELD_VALUES}
     out.update({name: bubble_up_plan(name).statement for name in BUBBLE_UP})
     out["bubble_profile"] = profile_statement()
+    out["bubble_profile_sampled"] = profile_statement(sampled=True)
     out["bubble_sides"] = sides_statement()
     return out

@@ -9,8 +9,10 @@ from limelight.query.bubble_up import (
     BubbleUpPlan,
     bubble_up_answer,
     number_keys,
+    sides_of,
     total_variation,
 )
+from limelight.query.bubble_up_sample import TIME_LEVELS, Sides
 from limelight.query.keys import StoredTypes
 from limelight.query.scope import Scope
 from limelight.query.sql import Params
@@ -40,16 +42,20 @@ def test_the_score_is_half_the_sum_of_the_share_differences() -> None:
     assert total_variation([(10, 0), (0, 100)], (10, 100)) == 1
 
 
-def _plan(keys: tuple[str, ...]) -> BubbleUpPlan:
+def _plan(keys: tuple[str, ...], sides: Sides | None = None) -> BubbleUpPlan:
     # The answer is shaped from the rows alone: any statement of the tenant will do.
     scope, params = Scope("ws", "env"), Params()
     select = scope.select("1 AS one", "events", scope.where(params))
     statement = scope.statement(select, params, ("one",))
-    return BubbleUpPlan(keys, {}, statement, side_sample=1000, keys_left_out=0)
+    return BubbleUpPlan(keys, {}, statement, keys_left_out=0, sides=sides)
 
 
-def _row(k: int, v: str | None, s: int, b: int, ks: int, kb: int) -> dict[str, object]:
-    return {"k": k, "v": v, "s": s, "b": b, "ks": ks, "kb": kb}
+def _row(
+    k: int, v: str | None, s: int, b: int, ks: int, kb: int, kd: int = 2, kn: int = 0
+) -> dict[str, object]:
+    """A value's counts per side, its key's totals per side, distinct values and events
+    lacking it (``kd``, ``kn``)."""
+    return {"k": k, "v": v, "s": s, "b": b, "ks": ks, "kb": kb, "kd": kd, "kn": kn}
 
 
 def test_keys_are_ranked_by_score_and_rare_values_count_as_one() -> None:
@@ -59,15 +65,16 @@ def test_keys_are_ranked_by_score_and_rare_values_count_as_one() -> None:
         _row(1, "seu", 100, 150, 100, 900),
         _row(1, "sus", 0, 750, 100, 900),
         # id: 1,000 values seen once; the top 2 returned, the rest summed from the totals
-        _row(2, "sa", 1, 0, 100, 900),
-        _row(2, "sb", 0, 1, 100, 900),
+        _row(2, "sa", 1, 0, 100, 900, kd=1000),
+        _row(2, "sb", 0, 1, 100, 900, kd=1000),
         # plan: a missing key (null) is a value of its own
         _row(3, None, 50, 450, 100, 900),
         _row(3, "sfree", 50, 450, 100, 900),
     ]
     answer = bubble_up_answer(_plan(("region", "id", "plan")), rows)
     assert (answer["selection"], answer["baseline"], answer["sampled"]) == (100, 900, False)
-    region, plan = answer["dimensions"]  # the id has no value common enough: left out
+    region, plan = answer["dimensions"]  # the id, a value of its own in each event: left out
+    assert answer["near_unique"] == ["id"]
     assert region == {
         "key": "region",
         "score": pytest.approx(1 - 150 / 900),
@@ -80,10 +87,27 @@ def test_keys_are_ranked_by_score_and_rare_values_count_as_one() -> None:
     assert plan["values"][0] == {"value": None, "selection": 0.5, "baseline": 0.5}
 
 
-def test_a_side_at_its_bound_is_said_to_be_sampled() -> None:
-    rows = [_row(0, None, 3, 1000, 3, 1000)]
-    assert bubble_up_answer(_plan(()), rows)["sampled"] is True
-    assert bubble_up_answer(_plan(()), [])["selection"] == 0
+def test_a_sampled_side_counts_all_its_events_and_shares_those_read() -> None:
+    sides = Sides((3, 50_000), (None, ((1_000, 2_000),)))
+    rows = [_row(0, None, 3, 1000, 3, 1000), _row(1, "sa", 3, 250, 3, 1000)]
+    answer = bubble_up_answer(_plan(("tier",), sides), rows)
+    assert (answer["selection"], answer["baseline"], answer["sampled"]) == (3, 50_000, True)
+    assert answer["sample"] == {"selection": 3, "baseline": 1000}
+    assert answer["dimensions"][0]["values"][0] == {
+        "value": "a",
+        "selection": 1.0,
+        "baseline": 0.25,
+    }
+    empty = bubble_up_answer(_plan(()), [])
+    assert (empty["selection"], empty["sampled"]) == (0, False)
+
+
+def test_a_query_without_events_has_two_empty_sides_read_whole() -> None:
+    # The engine's quantiles of no events are NaN, written as null.
+    row: dict[str, object] = dict.fromkeys(("s", "b", "s0", "s1", "b0", "b1", "q0", "q1"), 0)
+    row.update({f"{side}t": [None] * (TIME_LEVELS - 1) for side in "sbq"})
+    assert sides_of(row) == Sides((0, 0))
+    assert sides_of(None) == Sides((0, 0))
 
 
 def test_a_key_of_the_events_may_begin_with_an_underscore_and_hold_numbers() -> None:

@@ -198,7 +198,7 @@ function drawBubbleUp(answer, region) {
   const note = bubbleCard.querySelector("[data-bubble-note]");
   list.replaceChildren();
   const range = `${region.key} ${formatNumber(region.min)} – ${formatNumber(region.max)}, ${localTime(region.from)} – ${localTime(region.to)}`;
-  note.textContent = `${formatNumber(answer.selection)} selected events (${range}) against ${formatNumber(answer.baseline)} others${answer.sampled ? ", from a sample" : ""}.`;
+  note.textContent = `${formatNumber(answer.selection)} selected events (${range}) against ${formatNumber(answer.baseline)} others${answer.sampled ? `; shares of a sample of ${formatNumber(answer.sample.selection)} and ${formatNumber(answer.sample.baseline)}` : ""}.`;
   for (const dim of answer.dimensions) {
     const item = document.createElement("li");
     item.className = "dimension";
