@@ -11,7 +11,7 @@ from typing import Any
 from limelight.errors import BadRequest
 from limelight.ingest.service import check_dataset
 from limelight.query.compile import pattern_fields
-from limelight.query.plans import Timeframe
+from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.services import (
     MAX_GROUPS,
     Series,
@@ -22,7 +22,7 @@ from limelight.query.services import (
 )
 from limelight.query.spans import SPAN_KEYS
 from limelight.query.spec import QueryFields
-from limelight.query.traces import TraceSearch, compile_search, shape_traces
+from limelight.query.traces import TraceSearch, compile_search
 from limelight.runs.limits import RunLimits
 from limelight.runs.reads import check_deadline, read_rows, scope_of, types_of
 from limelight.store.events.base import EventStore
@@ -52,8 +52,13 @@ def search_traces(
     plan = compile_search(search, scope_of(tenant, limits), store.table, stored)
     if plan is None:
         return {"traces": []}
-    check_deadline(deadline, limits)
-    return shape_traces(read_rows(store, plan.statement, limits, pattern_fields(fields)))
+    patterns = pattern_fields(fields)
+
+    def run(statement: CompiledQuery) -> list[dict[str, Any]]:
+        check_deadline(deadline, limits)
+        return read_rows(store, statement, limits, patterns)
+
+    return plan.answer(run)
 
 
 def service_overview(
