@@ -189,8 +189,9 @@ def _summary(name: str, answer: Any) -> str:
         first = answer["traces"][0] if answer["traces"] else {}
         slowest = f"{first.get('rootName')} {first.get('duration')} ms"
         return f"{len(answer['traces'])} traces, first {slowest}"
-    if "services" in answer:
-        return f"{len(answer['services'])} rows, first {answer['services'][:1]}"
+    for rows in ("services", "operations"):
+        if rows in answer:
+            return f"{len(answer[rows])} rows, first {answer[rows][:1]}"
     if "dimensions" in answer:
         dims = answer["dimensions"][:2]
         top = [(d["key"], d["values"][0]["value"] if d["values"] else None) for d in dims]

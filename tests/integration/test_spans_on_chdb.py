@@ -273,12 +273,14 @@ def test_the_span_keys_are_stored_as_the_golden_cases_say(
         assert types <= (STORED.paths or {})[key], key
 
 
-def search(query_store: Any, plan: TraceSearchPlan) -> list[dict[str, Any]]:
+def search(
+    query_store: Any, plan: TraceSearchPlan, visited: list[int] | None = None
+) -> list[dict[str, Any]]:
     def rows(statement: CompiledQuery) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = query_store.query(statement.sql, statement.params).rows
         return found
 
-    traces: list[dict[str, Any]] = plan.answer(rows)["traces"]
+    traces: list[dict[str, Any]] = plan.answer(rows, visited)["traces"]
     return traces
 
 
@@ -300,7 +302,10 @@ def test_every_step_of_a_golden_search_that_fills_its_page_answers_as_the_refere
     page is the timeframe's, though traces that began before it reach into it."""
     plan = search_plan(name, query_store.table)
     expected = reference_search(spans, {**FRAME, **SEARCHES[name]})
-    for step in plan.steps:
+    visited: list[int] = []
+    search(query_store, plan, visited)
+    for window in dict.fromkeys([*visited, plan.search.from_]):
+        step = plan.step(window)
         rows = plan.step_rows(step, lambda s: query_store.query(s.sql, s.params).rows)
         if len(rows) >= plan.limit:
             assert shape_traces(rows[: plan.limit])["traces"] == expected
@@ -313,14 +318,10 @@ def test_the_latest_traces_are_found_in_a_window_past_traces_that_reach_into_it(
     that began long before it (with spans in it) is not taken for a new one."""
     plan = search_plan("search_all", query_store.table)
 
-    def rows(statement: CompiledQuery) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = query_store.query(statement.sql, statement.params).rows
-        return found
-
-    full = [len(plan.step_rows(step, rows)) >= plan.limit for step in plan.steps]
-    answering = full.index(True)
-    assert answering < len(plan.steps) - 1
-    window = plan.steps[answering].window_ms
+    visited: list[int] = []
+    search(query_store, plan, visited)
+    window = visited[-1]
+    assert window > TIMEFRAME.from_ms
     reaching = [
         t
         for t in reference_search(spans, {**FRAME, "limit": 1000})

@@ -118,10 +118,14 @@ TRACE_COLUMNS = (
 
 # "Latest" is looked for in the timeframe's newest window first, widened until it holds
 # ``limit`` traces (as Jaeger and Tempo search recent blocks first): the first window is
-# this share of the timeframe (at least a minute), each next one this many times wider.
+# this share of the timeframe (at least a minute); the next is as much wider as the traces
+# found promise (twice that, at least eightfold, sixtyfourfold when none was found), or the
+# whole timeframe once it would pass half of it. Over 100,000 spans, the failed traces of a
+# region (one in 800) took five windows widened eightfold each time: 13x a COUNT.
 FIRST_WINDOW_SHARE = 4096
 MIN_WINDOW_MS = 60_000
 WIDEN = 8
+WIDEN_EMPTY = 64
 
 
 @dataclass(frozen=True)
@@ -142,17 +146,25 @@ class TraceSearchPlan:
     """The search's steps, run in order until one answers: a window of the newest spans
     after another, each wider, the last over the whole timeframe."""
 
-    steps: tuple[SearchStep, ...]
-    limit: int
+    search: TraceSearch
+    step: Callable[[int], SearchStep]  # the step of the window that begins there (unix ms)
 
-    def answer(self, run: Run) -> dict[str, Any]:
-        """``{"traces": [...]}`` from the first step that finds ``limit`` traces (a window
-        that finds fewer says nothing of the traces before it), else the last."""
-        for step in self.steps[:-1]:
-            rows = self.step_rows(step, run)
-            if len(rows) >= self.limit:
+    @property
+    def limit(self) -> int:
+        return self.search.limit
+
+    def answer(self, run: Run, visited: list[int] | None = None) -> dict[str, Any]:
+        """``{"traces": [...]}`` from the first window that holds ``limit`` traces (a window
+        that holds fewer says nothing of the traces before it), else the whole timeframe;
+        ``visited`` gets the windows read."""
+        window = first_window(self.search)
+        while True:
+            if visited is not None:
+                visited.append(window)
+            rows = self.step_rows(self.step(window), run)
+            if len(rows) >= self.limit or window == self.search.from_:
                 return shape_traces(rows[: self.limit])
-        return shape_traces(self.step_rows(self.steps[-1], run))
+            window = next_window(self.search, window, len(rows))
 
     @staticmethod
     def step_rows(step: SearchStep, run: Run) -> list[dict[str, Any]]:
@@ -164,19 +176,28 @@ class TraceSearchPlan:
         return [r for r in rows if r["trace"] not in reaching]
 
 
-def window_starts(search: TraceSearch) -> list[int]:
-    """Where each step's window begins, newest first; the last is the timeframe's start.
-    The slowest traces may be anywhere: one step over the whole timeframe."""
+def first_window(search: TraceSearch) -> int:
+    """Where the first window begins; the slowest traces may be anywhere: the whole
+    timeframe."""
     frame = search.timeframe
     if search.orderBy == "duration":
-        return [frame.from_ms]
-    length = frame.to_ms - frame.from_ms
-    width = max(length // FIRST_WINDOW_SHARE, MIN_WINDOW_MS)
-    starts = []
-    while width < length:
-        starts.append(frame.to_ms - width)
-        width *= WIDEN
-    return [*starts, frame.from_ms]
+        return frame.from_ms
+    width = max((frame.to_ms - frame.from_ms) // FIRST_WINDOW_SHARE, MIN_WINDOW_MS)
+    return _window(search, width)
+
+
+def next_window(search: TraceSearch, window_ms: int, found: int) -> int:
+    """The window after one beginning at ``window_ms`` that held ``found`` traces."""
+    grow = max(WIDEN, -(-2 * search.limit // found)) if found else WIDEN_EMPTY
+    return _window(search, (search.to - window_ms) * grow)
+
+
+def _window(search: TraceSearch, width: int) -> int:
+    """A window of ``width`` ending on the timeframe's end, or the whole timeframe once it
+    would pass half of it (reading the rest costs little more, and no check of traces
+    reaching into it)."""
+    frame = search.timeframe
+    return frame.from_ms if 2 * width >= frame.to_ms - frame.from_ms else frame.to_ms - width
 
 
 def compile_search(
@@ -186,10 +207,7 @@ def compile_search(
     to find, and no statement to run)."""
     if not holds_spans(stored):
         return None
-    steps = tuple(
-        _Step(search, scope, table, stored, start).step() for start in window_starts(search)
-    )
-    return TraceSearchPlan(steps, search.limit)
+    return TraceSearchPlan(search, lambda start: _Step(search, scope, table, stored, start).step())
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,12 @@ from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery, RunOptions, Timeframe
 from limelight.query.scope import Scope
 from limelight.query.services import Series, errors_statement, overview_statement
-from limelight.query.traces import TraceSearchPlan, compile_search, validate_search
+from limelight.query.traces import (
+    TraceSearchPlan,
+    compile_search,
+    first_window,
+    validate_search,
+)
 from tests.unit.query.golden_cases import ENVIRONMENT, TABLE, WORKSPACE
 
 DATASET = "spans"
@@ -102,12 +107,15 @@ def search_plan(name: str, table: str = TABLE, stored: StoredTypes = STORED) -> 
 
 
 def compile_statements(name: str, table: str = TABLE) -> tuple[CompiledQuery, ...]:
-    """Every statement of the case: a search's steps (a window's with the statement that
-    checks two traces against the time before it), or the one statement of the others."""
+    """Every statement of the case: a search's first window and whole timeframe (a
+    window's with the statement that checks two traces against the time before it), or
+    the one statement of the others."""
     if name not in SEARCHES:
         return (compile_case(name, table),)
+    plan = search_plan(name, table)
     out: list[CompiledQuery] = []
-    for step in search_plan(name, table).steps:
+    windows = dict.fromkeys([first_window(plan.search), plan.search.from_])
+    for step in map(plan.step, windows):
         out.append(step.statement)
         if step.before is not None:
             out.append(step.before([1, 2]))

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from limelight.errors import BadRequest
-from limelight.query.traces import validate_search, window_starts
+from limelight.query.traces import first_window, next_window, validate_search
 
 FRAME = {"from": 1, "to": 2}
 
@@ -36,13 +36,17 @@ def test_only_the_timeframe_is_required() -> None:
     assert (search.dataset, search.orderBy, search.limit) == ("otel", "start", 20)
 
 
-def test_the_latest_traces_are_looked_for_in_ever_wider_windows_ending_on_the_timeframe() -> None:
-    hour = {"from": 1_795_000_000_000, "to": 1_795_003_600_000}
-    to = hour["to"]
-    assert window_starts(validate_search(hour)) == [to - 60_000, to - 480_000, hour["from"]]
-    week = {"from": to - 7 * 86_400_000, "to": to}
-    starts = window_starts(validate_search(week))
-    assert starts[0] == to - 7 * 86_400_000 // 4096 and starts[-1] == week["from"]
-    assert [to - s for s in starts[:-1]] == [(to - starts[0]) * 8**i for i in range(5)]
+def test_the_latest_traces_are_looked_for_in_windows_as_much_wider_as_they_promise() -> None:
+    hour = validate_search({"from": 1_795_000_000_000, "to": 1_795_003_600_000})
+    to = hour.to
+    assert first_window(hour) == to - 60_000  # at least a minute
+    assert next_window(hour, to - 60_000, 10) == to - 480_000  # at least eightfold
+    assert next_window(hour, to - 60_000, 4) == to - 600_000  # 40 traces promised in ten
+    # Past half the timeframe, the whole of it.
+    assert next_window(hour, to - 60_000, 0) == hour.from_
+    week = validate_search({"from": to - 7 * 86_400_000, "to": to})
+    assert first_window(week) == to - 7 * 86_400_000 // 4096
+    assert next_window(week, first_window(week), 0) == to - 64 * (7 * 86_400_000 // 4096)
     # The slowest traces may be anywhere: one step over the whole timeframe.
-    assert window_starts(validate_search({**week, "orderBy": "duration"})) == [week["from"]]
+    slowest = validate_search({"from": week.from_, "to": to, "orderBy": "duration"})
+    assert first_window(slowest) == week.from_
