@@ -218,7 +218,7 @@ class _Step:
     it: the window's newest traces are the timeframe's. A window's statement gives
     its twice ``limit`` newest traces whole (a window holds few spans: one pass);
     a second finds which of them have a span before the window, through the trace
-    id index (DDL 0016) for those ids alone. Fewer than ``limit`` left, and the
+    id index (DDL 0017) for those ids alone. Fewer than ``limit`` left, and the
     next, wider window is read. Over the whole timeframe, the page's traces are
     found by the figures that cost little per trace, then gathered whole through
     the index.
