@@ -33,18 +33,11 @@ import httpx
 import orjson
 from tests.support import launch
 
-from limelight.auth.api_keys import mint_key
-from limelight.store.events.base import JSON_PARSE_SETTINGS, settings_clause
-from limelight.store.events.chdb_store import ChdbEventStore
-from limelight.store.meta import repos
-from limelight.store.meta.db import MetaDB
-from limelight.tenant import Tenant
+from bench.generated import INSERT_SETTINGS, Generated, prepare
 
 if TYPE_CHECKING:
     from bench.run import BenchContext
 
-CHUNK = 1_000_000
-SPAN_MS = 7 * 24 * 3600 * 1000
 ROUNDS = 3
 TARGETS = {"trace search": 3.0, "services": 3.0, "field values": 3.0, "bubble up": 10.0}
 
@@ -101,12 +94,7 @@ FROM (
 
 
 @dataclass
-class Size:
-    events: int
-    tenant: Tenant
-    admin_key: str
-    frm: int
-    to: int
+class Size(Generated):
     timings: dict[str, list[float]] = field(default_factory=dict)
     ratios: dict[str, list[float]] = field(default_factory=dict)
     answers: dict[str, str] = field(default_factory=dict)
@@ -119,70 +107,11 @@ def _data_dir(ctx: BenchContext) -> Path:
 
 
 def _prepare(ctx: BenchContext, data_dir: Path, counts: list[int]) -> list[Size]:
-    manifest = data_dir / "bench-investigate.json"
-    if manifest.exists():
-        saved = orjson.loads(manifest.read_bytes())
-        if saved["counts"] == counts:
-            ctx.log(f"  reusing the spans in {data_dir}")
-            return [
-                Size(s["events"], Tenant(s["ws"], s["env"]), s["key"], s["frm"], s["to"])
-                for s in saved["sizes"]
-            ]
-    meta = MetaDB(f"sqlite:///{data_dir / 'meta.db'}")
-    meta.migrate()
-    with meta.session(immediate=True) as s:
-        ws = repos.create_workspace(s, f"bench-investigate-{time.time_ns()}")
-        tenants = {}
-        for count in counts:
-            env = repos.create_environment(s, ws, f"spans-{count}", redact=False)
-            tenants[count] = (Tenant(ws.id, env.id), mint_key(s, env, "admin", name="bench").value)
-    meta.dispose()
-    end = int(time.time() * 1000) - 60_000
-    sizes = [Size(n, *tenants[n], end - SPAN_MS, end + 1) for n in counts]
-    store = ChdbEventStore(data_dir / "chdb")
-    store.start()
-    try:
-        sql = GENERATE.replace("@table@", store.table).replace(
-            "@settings@", settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS})
-        )
-        for size in sizes:
-            started = time.perf_counter()
-            for offset in range(0, size.events, CHUNK):
-                params = {
-                    "ws": size.tenant.workspace_id,
-                    "env": size.tenant.environment_id,
-                    "start": size.frm,
-                    "span": SPAN_MS,
-                    "count": size.events,
-                    "offset": offset,
-                    "rows": min(CHUNK, size.events - offset),
-                }
-                store.command(sql, params)
-            ctx.log(f"  loaded {size.events:,} spans in {time.perf_counter() - started:.0f}s")
-        started = time.perf_counter()
-        store.command(f"OPTIMIZE TABLE {store.table} FINAL")
-        ctx.log(f"  merged the parts in {time.perf_counter() - started:.0f}s")
-    finally:
-        store.close()
-    manifest.write_bytes(
-        orjson.dumps(
-            {
-                "counts": counts,
-                "sizes": [
-                    {
-                        "events": s.events,
-                        "ws": s.tenant.workspace_id,
-                        "env": s.tenant.environment_id,
-                        "key": s.admin_key,
-                        "frm": s.frm,
-                        "to": s.to,
-                    }
-                    for s in sizes
-                ],
-            }
-        )
-    )
-    return sizes
+    def statement(table: str) -> str:
+        return GENERATE.replace("@table@", table).replace("@settings@", INSERT_SETTINGS)
+
+    generated = prepare(ctx, data_dir, counts, "investigate", "spans", statement)
+    return [Size(g.events, g.tenant, g.admin_key, g.frm, g.to) for g in generated]
 
 
 def _ok(response: httpx.Response) -> Any:
@@ -260,8 +189,9 @@ def _summary(name: str, answer: Any) -> str:
         first = answer["traces"][0] if answer["traces"] else {}
         slowest = f"{first.get('rootName')} {first.get('duration')} ms"
         return f"{len(answer['traces'])} traces, first {slowest}"
-    if "services" in answer:
-        return f"{len(answer['services'])} rows, first {answer['services'][:1]}"
+    for rows in ("services", "operations"):
+        if rows in answer:
+            return f"{len(answer[rows])} rows, first {answer[rows][:1]}"
     if "dimensions" in answer:
         dims = answer["dimensions"][:2]
         top = [(d["key"], d["values"][0]["value"] if d["values"] else None) for d in dims]

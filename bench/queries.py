@@ -47,7 +47,7 @@ import httpx
 import orjson
 from tests.support import launch
 
-from limelight.auth.api_keys import mint_key
+from bench.generated import INSERT_SETTINGS, Generated, prepare
 from limelight.errors import StoreError
 from limelight.query.compile import Plan, RunOptions, Timeframe, compile_run, granularity_for
 from limelight.query.keys import UNKNOWN, StoredTypes
@@ -55,17 +55,11 @@ from limelight.query.spec import validate_fields
 from limelight.runs.execute import execute_plan, typed_plan
 from limelight.runs.limits import RunLimits
 from limelight.settings import Settings
-from limelight.store.events.base import JSON_PARSE_SETTINGS, settings_clause
 from limelight.store.events.chdb_store import ChdbEventStore
-from limelight.store.meta import repos
-from limelight.store.meta.db import MetaDB
-from limelight.tenant import Tenant
 
 if TYPE_CHECKING:
     from bench.run import BenchContext
 
-CHUNK = 1_000_000
-SPAN_MS = 7 * 24 * 3600 * 1000
 NEEDLE = "zq8x-needle"
 NEEDLE_EVERY = 999_983  # a prime: about one event in a million holds the needle
 TARGET_SECONDS = 1.0
@@ -228,12 +222,7 @@ QUESTIONS = [
 
 
 @dataclass
-class Size:
-    events: int
-    tenant: Tenant
-    admin_key: str
-    frm: int
-    to: int
+class Size(Generated):
     timings: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     failures: dict[str, list[str]] = field(default_factory=dict)  # direct SQL errors
 
@@ -252,87 +241,16 @@ def _data_dir(ctx: BenchContext) -> Path:
     return Path(kept) if kept else ctx.scratch("queries")
 
 
-def _make_tenants(meta: MetaDB, counts: list[int]) -> dict[int, tuple[Tenant, str]]:
-    with meta.session(immediate=True) as s:
-        ws = repos.create_workspace(s, f"bench-queries-{time.time_ns()}")
-        out = {}
-        for count in counts:
-            env = repos.create_environment(s, ws, f"events-{count}", redact=False)
-            key = mint_key(s, env, "admin", name="bench").value
-            out[count] = (Tenant(ws.id, env.id), key)
-        return out
-
-
-def _load(store: ChdbEventStore, size: Size, log: Callable[[str], None]) -> None:
-    sql = (
-        GENERATE.replace("@table@", store.table)
-        .replace("@needle@", NEEDLE)
-        .replace("@needle_every@", str(NEEDLE_EVERY))
-        .replace("@settings@", settings_clause({"async_insert": 0, **JSON_PARSE_SETTINGS}))
-    )
-    started = time.perf_counter()
-    for offset in range(0, size.events, CHUNK):
-        params = {
-            "ws": size.tenant.workspace_id,
-            "env": size.tenant.environment_id,
-            "start": size.frm,
-            "span": SPAN_MS,
-            "count": size.events,
-            "offset": offset,
-            "rows": min(CHUNK, size.events - offset),
-        }
-        store.command(sql, params)
-    log(f"  loaded {size.events:,} events in {time.perf_counter() - started:.0f}s")
-
-
 def _prepare(ctx: BenchContext, data_dir: Path, counts: list[int]) -> list[Size]:
     """Generate the data (or reuse a kept directory that has it)."""
-    manifest = data_dir / "bench-queries.json"
-    if manifest.exists():
-        saved = orjson.loads(manifest.read_bytes())
-        if saved["counts"] == counts:
-            ctx.log(f"  reusing the events in {data_dir}")
-            return [
-                Size(s["events"], Tenant(s["ws"], s["env"]), s["key"], s["frm"], s["to"])
-                for s in saved["sizes"]
-            ]
-    meta = MetaDB(f"sqlite:///{data_dir / 'meta.db'}")
-    meta.migrate()
-    tenants = _make_tenants(meta, counts)
-    meta.dispose()
-    end = int(time.time() * 1000) - 60_000
-    sizes = [Size(n, tenants[n][0], tenants[n][1], end - SPAN_MS, end + 1) for n in counts]
-    store = ChdbEventStore(data_dir / "chdb")
-    store.start()
-    try:
-        for size in sizes:
-            _load(store, size, ctx.log)
-        # Merge what the loads wrote, as a long-running server would have by now;
-        # otherwise the server started next spends the timed runs merging.
-        started = time.perf_counter()
-        store.command(f"OPTIMIZE TABLE {store.table} FINAL")
-        ctx.log(f"  merged the parts in {time.perf_counter() - started:.0f}s")
-    finally:
-        store.close()
-    manifest.write_bytes(
-        orjson.dumps(
-            {
-                "counts": counts,
-                "sizes": [
-                    {
-                        "events": s.events,
-                        "ws": s.tenant.workspace_id,
-                        "env": s.tenant.environment_id,
-                        "key": s.admin_key,
-                        "frm": s.frm,
-                        "to": s.to,
-                    }
-                    for s in sizes
-                ],
-            }
-        )
-    )
-    return sizes
+    sql = GENERATE.replace("@needle@", NEEDLE).replace("@needle_every@", str(NEEDLE_EVERY))
+    generated = prepare(ctx, data_dir, counts, "queries", "events", _filled(sql))
+    return [Size(g.events, g.tenant, g.admin_key, g.frm, g.to) for g in generated]
+
+
+def _filled(sql: str) -> Callable[[str], str]:
+    """The statement for a table, with the insert's settings."""
+    return lambda table: sql.replace("@table@", table).replace("@settings@", INSERT_SETTINGS)
 
 
 # ---------------------------------------------------------------- timing

@@ -35,15 +35,8 @@ import httpx
 import orjson
 from tests.support import launch
 
-from bench.queries import (
-    GENERATE,
-    NEEDLE,
-    NEEDLE_EVERY,
-    SPAN_MS,
-    Size,
-    _make_tenants,
-    _run_through_api,
-)
+from bench.generated import SPAN_MS, load, make_tenants
+from bench.queries import GENERATE, NEEDLE, NEEDLE_EVERY, Size, _run_through_api
 from limelight.errors import StoreError
 from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.needle import NUMBERS, PHRASES, WORDS
@@ -233,27 +226,15 @@ def _generate(settings: dict[str, int]) -> str:
 
 def _load(ctx: BenchContext, store: ChdbEventStore, size: Size) -> None:
     sql = _generate(LOAD_SETTINGS).replace("@table@", store.table)
-    started = time.perf_counter()
     # Merged alone, the inserts' size does not matter: a million at a time is faster.
-    per_insert = BODY_EVENTS if JUST_WRITTEN else 1_000_000
-    for offset in range(0, size.events, per_insert):
-        params = {
-            "ws": size.tenant.workspace_id,
-            "env": size.tenant.environment_id,
-            "start": size.frm,
-            "span": SPAN_MS,
-            "count": size.events,
-            "offset": offset,
-            "rows": min(per_insert, size.events - offset),
-        }
-        store.command(sql, params)
-    ctx.log(f"  wrote {size.events:,} events in {time.perf_counter() - started:.0f}s")
+    took = load(store, size, sql, BODY_EVENTS if JUST_WRITTEN else 1_000_000)
+    ctx.log(f"  wrote {size.events:,} events in {took:.0f}s")
 
 
 def _size(data_dir: Path, events: int) -> Size:
     meta = MetaDB(f"sqlite:///{data_dir / 'meta.db'}")
     meta.migrate()
-    [(tenant, key)] = _make_tenants(meta, [events]).values()
+    [(tenant, key)] = make_tenants(meta, [events]).values()
     meta.dispose()
     end = int(time.time() * 1000) - 60_000
     return Size(events, tenant, key, end - SPAN_MS, end + 1)

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from limelight.query.keys import StoredTypes
+from limelight.query.plans import CompiledQuery
 from limelight.query.services import OverviewPlan, Series, shape_errors, shape_overview
-from limelight.query.traces import shape_traces
+from limelight.query.traces import TraceSearchPlan, shape_traces
 from limelight.runs.limits import RunLimits
 from limelight.runs.lookups import stored_types
 from limelight.settings import Settings
@@ -29,6 +30,7 @@ from tests.unit.query.golden_span_cases import (
     STORED,
     TIMEFRAME,
     compile_case,
+    search_plan,
 )
 
 TENANT = Tenant(WORKSPACE, ENVIRONMENT)
@@ -271,14 +273,62 @@ def test_the_span_keys_are_stored_as_the_golden_cases_say(
         assert types <= (STORED.paths or {})[key], key
 
 
+def search(
+    query_store: Any, plan: TraceSearchPlan, visited: list[int] | None = None
+) -> list[dict[str, Any]]:
+    def rows(statement: CompiledQuery) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = query_store.query(statement.sql, statement.params).rows
+        return found
+
+    traces: list[dict[str, Any]] = plan.answer(rows, visited)["traces"]
+    return traces
+
+
 @pytest.mark.parametrize("name", sorted(SEARCHES))
 def test_a_golden_search_finds_the_traces_the_reference_finds(
     name: str, query_store: Any, spans: list[ref.Record]
 ) -> None:
-    answer = shape_traces(run(query_store, name))["traces"]
+    answer = search(query_store, search_plan(name, query_store.table))
     expected = reference_search(spans, {**FRAME, **SEARCHES[name]})
     assert expected, "a case that finds nothing proves little"
     assert answer == expected
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_every_step_of_a_golden_search_that_fills_its_page_answers_as_the_reference(
+    name: str, query_store: Any, spans: list[ref.Record]
+) -> None:
+    """A window of the newest spans answers only when it holds a whole page: then its
+    page is the timeframe's, though traces that began before it reach into it."""
+    plan = search_plan(name, query_store.table)
+    expected = reference_search(spans, {**FRAME, **SEARCHES[name]})
+    visited: list[int] = []
+    search(query_store, plan, visited)
+    for window in dict.fromkeys([*visited, plan.search.from_]):
+        step = plan.step(window)
+        rows = plan.step_rows(step, lambda s: query_store.query(s.sql, s.params).rows)
+        if len(rows) >= plan.limit:
+            assert shape_traces(rows[: plan.limit])["traces"] == expected
+
+
+def test_the_latest_traces_are_found_in_a_window_past_traces_that_reach_into_it(
+    query_store: Any, spans: list[ref.Record]
+) -> None:
+    """The newest page comes from a window of the timeframe's last minutes, and a trace
+    that began long before it (with spans in it) is not taken for a new one."""
+    plan = search_plan("search_all", query_store.table)
+
+    visited: list[int] = []
+    search(query_store, plan, visited)
+    window = visited[-1]
+    assert window > TIMEFRAME.from_ms
+    reaching = [
+        t
+        for t in reference_search(spans, {**FRAME, "limit": 1000})
+        if t["start"] < window <= t["start"] + t["duration"].expected
+    ]
+    assert reaching, "no trace reaches into the answering window: the case proves little"
+    assert search(query_store, plan) == reference_search(spans, {**FRAME, **SEARCHES["search_all"]})
 
 
 @pytest.mark.parametrize("name", sorted(OVERVIEWS))
@@ -359,8 +409,7 @@ def test_random_searches_find_what_the_reference_finds(
     rng = random.Random(5)
     stored = StoredTypes(STORED.paths, {"duration": {}, "kind": {}, "error": {}})
     for _ in range(60):
-        search = {**FRAME, **_random_search(rng)}
-        plan = compile_search(validate_search(search), scope(), query_store.table, stored)
+        body = {**FRAME, **_random_search(rng)}
+        plan = compile_search(validate_search(body), scope(), query_store.table, stored)
         assert plan is not None
-        rows = query_store.query(plan.statement.sql, plan.statement.params).rows
-        assert shape_traces(rows)["traces"] == reference_search(spans, search), search
+        assert search(query_store, plan) == reference_search(spans, body), body

@@ -41,22 +41,17 @@ PROVOKED = {
         "tests/integration/test_span_reads_unavailable_chdb.py::test_a_read_that_waits_past_"
         "the_queue_limit_is_refused_with_retry_after",
     ),
-    ("runs/spans.py", "Unavailable"): (
+    ("runs/reads.py", "Unavailable"): (
         3,
         "tests/integration/test_span_reads_unavailable_chdb.py::test_a_read_past_its_deadline_"
-        "or_refused_by_the_engine_answers_503 (the deadline, the engine refusing the types' "
-        "lookup; a refused statement goes through the same store_failure_message)",
+        "or_refused_by_the_engine_answers_503 and ::test_field_values_past_their_deadline_or_"
+        "refused_by_the_engine_answer_503 (the deadline, the engine refusing the types' "
+        "lookup, a refused statement)",
     ),
     ("runs/waiting.py", "Unavailable"): (
         1,
         "a read whose job was dropped (the server stopping): an Unavailable, whose Retry-After "
         "test_every_unavailable_says_when_to_retry pins",
-    ),
-    ("runs/investigate.py", "Unavailable"): (
-        3,
-        "tests/integration/test_span_reads_unavailable_chdb.py::test_field_values_past_their_"
-        "deadline_or_refused_by_the_engine_answer_503 (the deadline, the engine refusing the "
-        "types' lookup; a refused statement goes through the same store_failure_message)",
     ),
     ("cli/querying.py", "503"): (1, "the CLI reading a server's 503 (tail retries), not an answer"),
     ("cli/sending.py", "503"): (1, "the CLI reading a server's 503 (send retries), not an answer"),

@@ -12,7 +12,7 @@ the query run workers and runs within a run's limits (``QueryRunService.read``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
@@ -49,6 +49,38 @@ def _timeframe(rt: Runtime, dataset: str, from_ms: int | None, to_ms: int | None
     frame = timeframe(from_ms, to_ms)
     check_read(rt.runs.limits, dataset, frame)
     return frame
+
+
+async def _overview(
+    request: Request,
+    key: KeyContext,
+    window: tuple[str, int | None, int | None],
+    series: bool,
+    granularity: int | None,
+    service: str | None = None,
+    limit: int = MAX_GROUPS,
+) -> list[dict[str, Any]]:
+    """The service overview (or, given ``service``, its operations), within the window
+    ``(dataset, from, to)``, each with its series when asked."""
+    rt = runtime_of(request)
+    dataset, from_ms, to_ms = window
+    frame = _timeframe(rt, dataset, from_ms, to_ms)
+    step = granularity_for(frame, granularity) if series else None
+    return await _answer(
+        rt,
+        key,
+        lambda deadline: service_overview(
+            rt.events,
+            key.tenant,
+            dataset,
+            frame,
+            rt.runs.limits,
+            deadline,
+            service=service,
+            granularity_ms=step,
+            limit=limit,
+        ),
+    )
 
 
 SEARCH = {
@@ -140,16 +172,7 @@ async def services(
     granularity: Annotated[int | None, Query(ge=1, le=MAX_UNIX_MS)] = None,
 ) -> Response:
     """Each service's requests, errors and latency over its entry spans."""
-    rt = runtime_of(request)
-    frame = _timeframe(rt, dataset, from_, to)
-    step = granularity_for(frame, granularity) if series else None
-    found = await _answer(
-        rt,
-        key,
-        lambda deadline: service_overview(
-            rt.events, key.tenant, dataset, frame, rt.runs.limits, deadline, granularity_ms=step
-        ),
-    )
+    found = await _overview(request, key, (dataset, from_, to), series, granularity)
     return json_response({"services": found})
 
 
@@ -187,24 +210,8 @@ async def operations(
     limit: Annotated[int, Query(ge=1, le=MAX_GROUPS)] = 100,
 ) -> Response:
     """The service's operations (span names), the most requested first."""
-    rt = runtime_of(request)
-    frame = _timeframe(rt, dataset, from_, to)
-    step = granularity_for(frame, granularity) if series else None
-    found = await _answer(
-        rt,
-        key,
-        lambda deadline: service_overview(
-            rt.events,
-            key.tenant,
-            dataset,
-            frame,
-            rt.runs.limits,
-            deadline,
-            service=name,
-            granularity_ms=step,
-            limit=limit,
-        ),
-    )
+    window = (dataset, from_, to)
+    found = await _overview(request, key, window, series, granularity, name, limit)
     return json_response({"service": name, "operations": found})
 
 

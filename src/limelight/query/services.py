@@ -72,7 +72,7 @@ def overview_statement(
     def of_service(p: Params) -> list[str]:
         return [f"service = {p.add(service, 'String')}"] if service is not None else []
 
-    cond = spans_where(scope, params, dataset, timeframe, stored, of_service)
+    cond = spans_where(scope, params, dataset, timeframe, stored, of_service, ids_read=False)
     span = SpanSql.of(stored, params)
     group = "service" if service is None else span.name
     levels = ", ".join(f"{level:g}" for _, level in LEVELS)

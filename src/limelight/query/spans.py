@@ -90,22 +90,29 @@ def spans_where(
     timeframe: Timeframe,
     stored: StoredTypes,
     more: Callable[[Params], Sequence[str]] = lambda _: (),
+    *,
+    ids_read: bool = True,
 ) -> Condition:
     """The tenant, the dataset and the timeframe (the sort key's prefix, so the engine
     reads only their granules), the spans among their events, then the conditions
     ``more`` adds.
 
     A span is an event with a trace id and a kind: OTLP log records in the same
-    dataset may carry a trace id (and a span id), never a kind.
+    dataset may carry a trace id (and a span id), never a kind. A statement that
+    reads no trace id (``ids_read=False``: the service overview) tests that the
+    event holds one as a string, from the JSON column's type of each value alone:
+    reading the ids to see that they are not empty cost 35 ms of 110 for the
+    overview of 1M spans (an OTLP span never has an empty one).
     """
     trace_id, kind = (stored.expr(key).scalars["string"] for key in (TRACE_ID, KIND))
+    held = f"{trace_id} != ''" if ids_read else f"NOT {trace_id}.null"
     return scope.where(
         params,
         lambda p: [
             f"dataset = {p.add(dataset, 'String')}",
             f"timestamp >= fromUnixTimestamp64Milli({p.add(timeframe.from_ms, 'Int64')})",
             f"timestamp < fromUnixTimestamp64Milli({p.add(timeframe.to_ms, 'Int64')})",
-            f"{trace_id} != ''",
+            held,
             f"{kind} != ''",
             *more(p),
         ],

@@ -2,18 +2,15 @@
 
 Each looks up the types its keys are stored as (``lookups``, no scan of the
 events), compiles its statements in the query layer and runs them within a
-run's limits; the caller runs them on the workspace's turn
-(``QueryRunService.read``). A failure of the engine is said in the request's
-terms: a regular expression or LIKE pattern the engine cannot compile is a 400
-naming its field, anything else (the time limit, memory) a 503.
+run's limits (``runs.reads``); the caller runs them on the workspace's turn
+(``QueryRunService.read``).
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from limelight.errors import BadRequest, NotFound, StoreError, Unavailable
+from limelight.errors import NotFound
 from limelight.ingest.service import check_dataset
 from limelight.query.bubble_up import (
     BubbleUpPlan,
@@ -27,63 +24,20 @@ from limelight.query.bubble_up import (
     sides_of,
 )
 from limelight.query.bubble_up_spec import BubbleUpRequest, Region
-from limelight.query.compile import json_keys, pattern_fields, presence_keys
+from limelight.query.compile import pattern_fields
 from limelight.query.field_values import compile_field_values, field_values_answer
-from limelight.query.keys import MAX_LISTED_SUB_PATHS, SYSTEM_FIELDS, StoredTypes
+from limelight.query.keys import SYSTEM_FIELDS, StoredTypes
 from limelight.query.lookups import datasets_paths_statement
-from limelight.query.plans import CompiledQuery, PatternFields, Timeframe
-from limelight.query.scope import Scope
+from limelight.query.plans import PatternFields, Timeframe
 from limelight.query.spec import Filter, KeySpec, Needle, QueryFields
-from limelight.runs.engine_errors import CANNOT_COMPILE_REGEXP, CANNOT_PARSE_ESCAPE_SEQUENCE
-from limelight.runs.limits import RunLimits, store_failure_message, timeout_message
-from limelight.runs.lookups import dataset_exists, paths_below, stored_types
+from limelight.runs.limits import RunLimits
+from limelight.runs.lookups import dataset_exists
+from limelight.runs.reads import check_deadline, read_rows, scope_of, types_of
 from limelight.store.events.base import EventStore
 from limelight.tenant import Tenant
 
 # The most paths of the datasets read to choose BubbleUp's keys (``MAX_KEYS`` are compared).
 MAX_PATHS_READ = 10_000
-NO_PATTERNS = PatternFields()
-
-
-def _scope(tenant: Tenant, limits: RunLimits) -> Scope:
-    return Scope(tenant.workspace_id, tenant.environment_id, limits.run_options())
-
-
-def _rows(
-    store: EventStore,
-    statement: CompiledQuery,
-    limits: RunLimits,
-    patterns: PatternFields = NO_PATTERNS,
-) -> list[dict[str, Any]]:
-    try:
-        return store.read(statement).rows
-    except StoreError as exc:
-        message = store_failure_message(exc, limits, patterns)
-        if exc.code in (CANNOT_COMPILE_REGEXP, CANNOT_PARSE_ESCAPE_SEQUENCE):
-            fields = patterns.regex if exc.code == CANNOT_COMPILE_REGEXP else patterns.like
-            errors = [{"field": f, "message": message} for f in fields]
-            raise BadRequest(message, errors=errors or None) from exc
-        raise Unavailable(message) from exc
-
-
-def _types(
-    store: EventStore, tenant: Tenant, fields: list[QueryFields], limits: RunLimits
-) -> StoredTypes:
-    """The types of the keys the ``fields`` read, and the paths below those whose presence
-    they test."""
-    keys = sorted({k for f in fields for k in json_keys(f)})
-    presence = sorted({k for f in fields for k in presence_keys(f)})
-    try:
-        held = stored_types(store, tenant, keys, limits)
-        below = paths_below(store, tenant, presence, MAX_LISTED_SUB_PATHS, limits)
-    except StoreError as exc:
-        raise Unavailable(store_failure_message(exc, limits)) from exc
-    return StoredTypes(held, below)
-
-
-def _check_deadline(deadline: float, limits: RunLimits) -> None:
-    if time.monotonic() > deadline:
-        raise Unavailable(timeout_message(limits.max_run_seconds))
 
 
 def field_values(
@@ -102,9 +56,9 @@ def field_values(
     check_dataset(dataset)
     limits.check_timeframe(timeframe.from_ms, timeframe.to_ms)
     query = QueryFields(filters=filters, needle=needle)
-    stored = _types(store, tenant, [query, _reading(key)], limits)
+    stored = types_of(store, tenant, [query, _reading(key)], limits)
     plan = compile_field_values(
-        _scope(tenant, limits),
+        scope_of(tenant, limits),
         store.table,
         dataset,
         key,
@@ -114,10 +68,10 @@ def field_values(
         limit,
         needle=needle,
     )
-    rows = _rows(store, plan.statement, limits, pattern_fields(query))
+    rows = read_rows(store, plan.statement, limits, pattern_fields(query))
     if not rows and not dataset_exists(store, tenant, dataset, limits):
         raise NotFound(f"no events in a dataset named {dataset!r} in this environment")
-    _check_deadline(deadline, limits)
+    check_deadline(deadline, limits)
     return field_values_answer(plan, rows)
 
 
@@ -143,21 +97,21 @@ def plan_bubble_up(
     """The comparison's plan: its keys from the recorded paths, the events of each side
     and their samples' windows from a first statement over the query's and selection's
     columns, and the bounds of its number keys from a second over a sample."""
-    scope = _scope(tenant, limits)
+    scope = scope_of(tenant, limits)
     fields = request.fields
     datasets = sorted({ns.value for ns in fields.namespaces or [] if ns.type == "dataset"})
     listed = datasets_paths_statement(scope, store.paths_table, datasets, MAX_PATHS_READ)
-    paths = {r["path"]: frozenset(r["types"]) for r in _rows(store, listed, limits)}
+    paths = {r["path"]: frozenset(r["types"]) for r in read_rows(store, listed, limits)}
     keys, left_out = candidate_keys(paths, request.selection_keys())
     selection = request.selection
     if isinstance(selection, Region):
         selection = _reading(selection.key)
-    looked_up = _types(store, tenant, [fields, selection], limits)
+    looked_up = types_of(store, tenant, [fields, selection], limits)
     held = dict(looked_up.paths or {})
     held.update({k: paths[k] for k in keys if k not in SYSTEM_FIELDS})
     stored = StoredTypes(held, looked_up.below)
     patterns = _patterns(request)
-    counted = _rows(store, compile_sides(scope, store.table, request, stored), limits, patterns)
+    counted = read_rows(store, compile_sides(scope, store.table, request, stored), limits, patterns)
     sides = sides_of(counted[0] if counted else None)
     numbers = number_keys(keys, stored)
     bounds: dict[str, list[float]] = {}
@@ -166,7 +120,7 @@ def plan_bubble_up(
         statement = compile_profile(
             scope, store.table, fields, timeframe, stored, numbers, sides.query
         )
-        found = _rows(store, statement, limits, patterns)
+        found = read_rows(store, statement, limits, patterns)
         bounds = bounds_of(numbers, found[0] if found else None)
     return compile_bubble_up(scope, store.table, request, stored, keys, bounds, left_out, sides)
 
@@ -177,6 +131,6 @@ def bubble_up(
     """``{selection, baseline, sampled, keys_left_out, dimensions}``, see ``query.bubble_up``."""
     limits.check_timeframe(request.from_ms, request.to_ms)
     plan = plan_bubble_up(store, tenant, request, limits)
-    rows = _rows(store, plan.statement, limits, _patterns(request))
-    _check_deadline(deadline, limits)
+    rows = read_rows(store, plan.statement, limits, _patterns(request))
+    check_deadline(deadline, limits)
     return bubble_up_answer(plan, rows)

@@ -1,21 +1,17 @@
 """Reads over a dataset of spans that answer at once: trace search and the service
-overview. Each looks up the types its keys are stored as (``runs.lookups``), compiles
-its statement in the query layer (tenant filter first, the run limits as SETTINGS) and
-runs it within a query run's limits; ``QueryRunService.read`` queues it on the workers
-in the workspace's turn."""
+overview. Each looks up the types its keys are stored as, compiles its statements in
+the query layer (tenant filter first, the run limits as SETTINGS) and runs them within
+a query run's limits (``runs.reads``); ``QueryRunService.read`` queues it on the
+workers in the workspace's turn."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
 from typing import Any
 
-from limelight.errors import BadRequest, StoreError, Unavailable
+from limelight.errors import BadRequest
 from limelight.ingest.service import check_dataset
-from limelight.query.compile import json_keys, pattern_fields, presence_keys
-from limelight.query.keys import MAX_LISTED_SUB_PATHS, StoredTypes
-from limelight.query.plans import CompiledQuery, PatternFields, Timeframe
-from limelight.query.scope import Scope
+from limelight.query.compile import pattern_fields
+from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.services import (
     MAX_GROUPS,
     Series,
@@ -26,10 +22,10 @@ from limelight.query.services import (
 )
 from limelight.query.spans import SPAN_KEYS
 from limelight.query.spec import QueryFields
-from limelight.query.traces import TraceSearch, compile_search, shape_traces
-from limelight.runs.limits import RunLimits, store_failure_message, timeout_message
-from limelight.runs.lookups import paths_below, stored_types
-from limelight.store.events.base import EventStore, QueryResult
+from limelight.query.traces import TraceSearch, compile_search
+from limelight.runs.limits import RunLimits
+from limelight.runs.reads import check_deadline, read_rows, scope_of, types_of
+from limelight.store.events.base import EventStore
 from limelight.tenant import Tenant
 
 
@@ -46,57 +42,23 @@ def check_read(limits: RunLimits, dataset: str, timeframe: Timeframe) -> None:
     limits.check_timeframe(timeframe.from_ms, timeframe.to_ms)
 
 
-class _Reader:
-    """One read's statements on the store, within the run limits and its deadline."""
-
-    def __init__(
-        self,
-        store: EventStore,
-        tenant: Tenant,
-        limits: RunLimits,
-        deadline: float,
-        patterns: PatternFields | None = None,
-    ) -> None:
-        self.store, self.tenant, self.limits = store, tenant, limits
-        self.deadline, self.patterns = deadline, patterns or PatternFields()
-        self.scope = Scope(tenant.workspace_id, tenant.environment_id, limits.run_options())
-
-    def _guard(self) -> None:
-        if time.monotonic() >= self.deadline:
-            raise Unavailable(timeout_message(self.limits.max_run_seconds))
-
-    def stored(self, keys: Sequence[str], presence: Sequence[str] = ()) -> StoredTypes:
-        """The types the keys hold in the tenant's events (and the paths below the keys
-        whose presence is tested), as a run looks them up."""
-        self._guard()
-        try:
-            held = stored_types(self.store, self.tenant, sorted(set(keys)), self.limits)
-            below = paths_below(
-                self.store, self.tenant, presence, MAX_LISTED_SUB_PATHS, self.limits
-            )
-        except StoreError as exc:
-            raise Unavailable(store_failure_message(exc, self.limits)) from exc
-        return StoredTypes(held, below)
-
-    def run(self, statement: CompiledQuery) -> QueryResult:
-        self._guard()
-        try:
-            return self.store.read(statement)
-        except StoreError as exc:
-            raise Unavailable(store_failure_message(exc, self.limits, self.patterns)) from exc
-
-
 def search_traces(
     store: EventStore, tenant: Tenant, search: TraceSearch, limits: RunLimits, deadline: float
 ) -> dict[str, Any]:
     """``{"traces": [...]}``: see ``query.traces``."""
     fields = QueryFields(filters=search.filters)
-    reader = _Reader(store, tenant, limits, deadline, pattern_fields(fields))
-    stored = reader.stored([*SPAN_KEYS, *json_keys(fields)], presence_keys(fields))
-    plan = compile_search(search, reader.scope, store.table, stored)
+    check_deadline(deadline, limits)
+    stored = types_of(store, tenant, [fields], limits, also=SPAN_KEYS)
+    plan = compile_search(search, scope_of(tenant, limits), store.table, stored)
     if plan is None:
         return {"traces": []}
-    return shape_traces(reader.run(plan.statement).rows)
+    patterns = pattern_fields(fields)
+
+    def run(statement: CompiledQuery) -> list[dict[str, Any]]:
+        check_deadline(deadline, limits)
+        return read_rows(store, statement, limits, patterns)
+
+    return plan.answer(run)
 
 
 def service_overview(
@@ -113,11 +75,11 @@ def service_overview(
 ) -> list[dict[str, Any]]:
     """Per service (or per operation of ``service``): see ``query.services``; with
     ``granularity_ms``, each with its series."""
-    reader = _Reader(store, tenant, limits, deadline)
-    stored = reader.stored(SPAN_KEYS)
+    check_deadline(deadline, limits)
+    stored = types_of(store, tenant, [], limits, also=SPAN_KEYS)
     series = Series(timeframe, granularity_ms) if granularity_ms is not None else None
     plan = overview_statement(
-        reader.scope,
+        scope_of(tenant, limits),
         store.table,
         dataset,
         timeframe,
@@ -128,9 +90,9 @@ def service_overview(
     )
     if plan is None:
         return []
-    return shape_overview(
-        plan, reader.run(plan.statement).rows, "service" if service is None else "operation"
-    )
+    check_deadline(deadline, limits)
+    rows = read_rows(store, plan.statement, limits)
+    return shape_overview(plan, rows, "service" if service is None else "operation")
 
 
 def service_errors(
@@ -144,9 +106,11 @@ def service_errors(
     deadline: float,
 ) -> list[dict[str, Any]]:
     """A service's errors grouped by message: see ``query.services.errors_statement``."""
-    reader = _Reader(store, tenant, limits, deadline)
-    stored = reader.stored(SPAN_KEYS)
-    statement = errors_statement(
-        reader.scope, store.table, dataset, timeframe, stored, service, limit
-    )
-    return [] if statement is None else shape_errors(reader.run(statement).rows)
+    check_deadline(deadline, limits)
+    stored = types_of(store, tenant, [], limits, also=SPAN_KEYS)
+    scope = scope_of(tenant, limits)
+    statement = errors_statement(scope, store.table, dataset, timeframe, stored, service, limit)
+    if statement is None:
+        return []
+    check_deadline(deadline, limits)
+    return shape_errors(read_rows(store, statement, limits))

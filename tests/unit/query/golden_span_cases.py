@@ -1,8 +1,9 @@
 """The golden cases of the reads over spans: trace search and the service overview.
 
 Each case is compiled with the fixed tenant of ``golden_cases`` and pinned in
-``golden/spans/<name>.sql``; tests/integration/test_spans_on_chdb.py runs every
-case on chDB and compares the answer with a plain-Python evaluation.
+``golden/spans/<name>.sql`` (a search's every step, in order);
+tests/integration/test_spans_on_chdb.py runs every case on chDB and compares the
+answer with a plain-Python evaluation.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery, RunOptions, Timeframe
 from limelight.query.scope import Scope
 from limelight.query.services import Series, errors_statement, overview_statement
-from limelight.query.traces import compile_search, validate_search
+from limelight.query.traces import (
+    TraceSearchPlan,
+    compile_search,
+    first_window,
+    validate_search,
+)
 from tests.unit.query.golden_cases import ENVIRONMENT, TABLE, WORKSPACE
 
 DATASET = "spans"
@@ -94,11 +100,30 @@ def scope() -> Scope:
     return Scope(WORKSPACE, ENVIRONMENT, RunOptions())
 
 
+def search_plan(name: str, table: str = TABLE, stored: StoredTypes = STORED) -> TraceSearchPlan:
+    plan = compile_search(validate_search({**FRAME, **SEARCHES[name]}), scope(), table, stored)
+    assert plan is not None
+    return plan
+
+
+def compile_statements(name: str, table: str = TABLE) -> tuple[CompiledQuery, ...]:
+    """Every statement of the case: a search's first window and whole timeframe (a
+    window's with the statement that checks two traces against the time before it), or
+    the one statement of the others."""
+    if name not in SEARCHES:
+        return (compile_case(name, table),)
+    plan = search_plan(name, table)
+    out: list[CompiledQuery] = []
+    windows = dict.fromkeys([first_window(plan.search), plan.search.from_])
+    for step in map(plan.step, windows):
+        out.append(step.statement)
+        if step.before is not None:
+            out.append(step.before([1, 2]))
+    return tuple(out)
+
+
 def compile_case(name: str, table: str = TABLE, stored: StoredTypes = STORED) -> CompiledQuery:
-    if name in SEARCHES:
-        plan = compile_search(validate_search({**FRAME, **SEARCHES[name]}), scope(), table, stored)
-        assert plan is not None
-        return plan.statement
+    """The one statement of an overview or errors case."""
     if name in OVERVIEWS:
         case = OVERVIEWS[name]
         series = Series(TIMEFRAME, case.series_ms) if case.series_ms else None

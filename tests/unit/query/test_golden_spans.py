@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from limelight.query.keys import StoredTypes
+from limelight.query.plans import CompiledQuery
 from limelight.query.traces import compile_search, validate_search
 from tests.unit.query.golden_cases import ENVIRONMENT, TABLE, WORKSPACE
-from tests.unit.query.golden_span_cases import CASES, FRAME, compile_case, scope
+from tests.unit.query.golden_span_cases import CASES, FRAME, compile_statements, scope
 
 GOLDEN = Path(__file__).parent / "golden" / "spans"
 
@@ -23,8 +24,9 @@ GOLDEN = Path(__file__).parent / "golden" / "spans"
 @pytest.mark.parametrize("name", CASES)
 def test_golden_sql(name: str) -> None:
     path = GOLDEN / f"{name}.sql"
-    statement = compile_case(name)
-    actual = f"{statement.sql};\n-- params: {json.dumps(statement.params)}\n"
+    actual = "".join(
+        f"{st.sql};\n-- params: {json.dumps(st.params)}\n" for st in compile_statements(name)
+    )
     if os.environ.get("UPDATE_GOLDEN") == "1":
         path.write_text(actual)
     assert path.exists(), f"no golden file {path.name}: run with UPDATE_GOLDEN=1 to create it"
@@ -40,8 +42,12 @@ def test_no_stale_golden_files() -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_every_statement_is_tenant_scoped_limited_and_parameterised(name: str) -> None:
-    statement = compile_case(name)
-    # Every pass over the events (the trace search has two) is of the tenant first.
+    for statement in compile_statements(name):
+        _check_scoped(statement)
+
+
+def _check_scoped(statement: CompiledQuery) -> None:
+    # Every pass over the events (a trace search step has up to four) is of the tenant first.
     passes = statement.sql.split(f" FROM {TABLE} ")[1:]
     assert passes
     for where in passes:
