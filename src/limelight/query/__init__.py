@@ -73,8 +73,8 @@ one does not match, so a missing key matches neither.
   lies in thousands of distinct stretches of text, as ``"status":50`` does in
   API logs). Any other needle (starting with a digit, a longer number, a number
   right after a letter, other scripts, one of ``$ < > ^ ~``, a backslash or a
-  backquote, one character, ``matchCase``) and a regex read the events' text, but only in the blocks of
-  events where the indexes find its parts (its text with the first two digits
+  backquote, one character, ``matchCase``) and a regex read the events' text,
+  but only in the blocks of events where the indexes find its parts (its text with the first two digits
   of each number, a regex's literal text) and an ngram index cannot rule it
   out: fast when few events hold it, a scan when many do.
 - The timeframe is ``from`` inclusive, ``to`` exclusive.
