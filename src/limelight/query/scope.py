@@ -8,8 +8,10 @@ filter first in the WHERE, always) or ``Scope.around`` (a SELECT over such
 SELECTs) makes, and it closes the statement with the run's limits as SETTINGS.
 No statement can forget either, and the events store reads no other kind
 (``limelight.scoped``). What a statement adds as text (its columns, the rest of
-its WHERE, a subquery in it) is the compiler's own: a subquery there is a
-``Select`` too.
+its WHERE) may narrow the tenant filter, never widen it (an OR outside
+parentheses is refused), and the whole text is checked once more when
+``Scope.statement`` closes it: every table it reads, wherever written, is read
+under this scope's tenant filter, so a subquery is a ``Select`` or is refused.
 
 The three types take a seal that this module alone holds: built elsewhere, each
 is a type error for mypy and a ``TypeError`` when it runs.
@@ -134,8 +136,14 @@ class CompiledQuery(ScopedStatement):
 # quoted names (JSON paths are backquoted; values are bound, never in the text).
 # ``or(a, b)`` is the function, not the keyword. The expressions read the text in
 # capitals: SQL's keywords are case-blind, and a case-blind expression is slower.
-_OR = re.compile(r"\bOR\b(?!\()")
-_OR_WORD = re.compile(r"OR(?:[\s(]|$)")  # over the text in capitals
+_OR = re.compile(r"\bOR\b")
+# Where ``or(`` is the function: an operand's start (after an opening parenthesis, a
+# comma, an operator keyword, or at the start). Anywhere else, ClickHouse reads the
+# keyword, even written against what follows (``x = 1 OR`y` = 2``, ``OR(y = 2)``).
+_OPERAND_START = re.compile(
+    r"(?:^|[(,]|\b(?:AND|OR|NOT|WHERE|PREWHERE|HAVING|ON|WHEN|THEN|ELSE))\s*$"
+)
+_OR_WORD = re.compile(r"\bOR\b")  # over the text in capitals
 _QUOTED = re.compile(r"`(?:[^`\\]|\\.)*`|'(?:[^'\\]|\\.)*'")
 _WHERE_ENDS = re.compile(r"\b(?:GROUP\s+BY|ORDER\s+BY|LIMIT|HAVING|SETTINGS)\b")
 
@@ -158,9 +166,38 @@ def _widening(sql: str) -> str | None:
 
     ends = (found.start() for found in _WHERE_ENDS.finditer(text))
     end = next((at for at in ends if depth(at) == 0), len(text))
-    if any(depth(found.start()) <= 0 for found in _OR.finditer(text, 0, end)):
-        return sql
+    for found in _OR.finditer(text, 0, end):
+        at = found.start()
+        called = text.startswith("(", found.end()) and _OPERAND_START.search(text, 0, at)
+        if depth(at) <= 0 and not called:
+            return sql
     return None
+
+
+# Every table a statement reads, as ``Scope.select`` writes it: ``FROM table WHERE`` and
+# this tenant's filter, bound to this scope's ids. A subquery written as text in a
+# column or a tail (``(SELECT .. FROM db.events)``, ``.. UNION ALL SELECT ..``) reads a
+# table without it, and is refused: a ``Select`` is the only way to read one. ``ARRAY
+# JOIN`` joins an expression, not a table.
+_TABLE_READ = re.compile(r"\b(?:FROM|(?<!ARRAY )JOIN)\s+(?!\()", re.IGNORECASE)
+_TENANT_READ = re.compile(
+    r"[\w.`]+ WHERE workspace_id = \{(?P<ws>p\d+):String\}"
+    r" AND environment_id = \{(?P<env>p\d+):String\}"
+)
+
+
+def _refuse_unscoped_reads(sql: str, values: dict[str, Any], scope: Scope) -> None:
+    # :IMPORTANT: the check of the whole text, whatever the parts it was built from.
+    text = _QUOTED.sub("``", sql) if "`" in sql or "'" in sql else sql
+    for found in _TABLE_READ.finditer(text):
+        read = _TENANT_READ.match(text, found.end())
+        if (
+            read is None
+            or values.get(read["ws"]) != scope.workspace_id
+            or values.get(read["env"]) != scope.environment_id
+        ):
+            at = found.start()
+            raise LimelightError(f"a table read outside the tenant filter: {text[at : at + 200]!r}")
 
 
 def _refuse_widening(sql: str) -> None:
@@ -207,7 +244,9 @@ class Scope:
 
     def statement(self, select: Select, params: Params, columns: Sequence[str]) -> CompiledQuery:
         """The whole statement: ``select`` closed by the run's limits, its bound values, and
-        the names it selects, in order."""
+        the names it selects, in order. Refused when it reads a table anywhere (its
+        columns, a tail's subquery, a UNION) other than under this tenant's filter."""
+        _refuse_unscoped_reads(select.sql, params.values, self)
         return CompiledQuery(_SEAL, select.sql + self.settings(), params.values, tuple(columns))
 
     def settings(self) -> str:

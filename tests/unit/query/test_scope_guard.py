@@ -76,6 +76,11 @@ def test_text_or_a_look_alike_is_not_a_scoped_statement() -> None:
         "dataset = {p2:String} OR 1",  # `tenant AND dataset OR 1`: every tenant's rows
         "dataset = {p2:String} or service = {p3:String}",
         "x = 1) OR (1",  # closes a parenthesis it did not open
+        # The keyword written against what follows it: ClickHouse still reads an OR.
+        "a = 1 OR(b = 2)",
+        "a = 1 OR`service` = 'x'",
+        "a = 1 OR-1",
+        "a = 1 OR[1][1]",
     ],
 )
 def test_a_condition_that_would_widen_the_tenant_filter_is_refused(more: str) -> None:
@@ -93,3 +98,35 @@ def test_an_or_in_parentheses_a_quoted_name_or_after_the_where_narrows_nothing_a
     assert condition.sql.endswith(f"AND {inside} AND or(a, b)")
     tail = " AND data.`OR` = 1 GROUP BY k HAVING count() > 1 OR max(n) > 2"
     assert SCOPE.select("k", "db.events", condition, tail).sql.endswith(tail)
+
+
+def test_a_table_read_without_the_tenant_filter_is_refused_wherever_it_is_written() -> None:
+    params = Params()
+    condition = SCOPE.where(params)
+    own = SCOPE.select("raw", "db.events", condition)
+    unscoped = [
+        SCOPE.select(
+            "(SELECT groupArray(raw) FROM db.events) AS every_raw", "db.events", condition
+        ),
+        SCOPE.select("raw", "db.events", condition, " AND id IN (SELECT id FROM db.events)"),
+        SCOPE.around(own, "raw", " UNION ALL SELECT raw FROM db.events"),
+        SCOPE.select("raw", "db.events", condition, " AND 1 UNION ALL SELECT raw FROM db.events"),
+        SCOPE.around(own, "raw", " JOIN db.events USING id"),
+    ]
+    for select in unscoped:
+        with pytest.raises(LimelightError, match="outside the tenant filter"):
+            SCOPE.statement(select, params, ("raw",))
+    # Another tenant's filter is not this scope's.
+    other = Scope("ws_other", "env_other")
+    theirs = other.select("raw", "db.events", other.where(Params()))
+    with pytest.raises(LimelightError, match="outside the tenant filter"):
+        SCOPE.statement(theirs, Params(), ("raw",))
+
+
+def test_a_subquery_made_by_the_scope_and_an_array_join_are_reads_of_the_tenant() -> None:
+    params = Params()
+    condition = SCOPE.where(params)
+    ids = SCOPE.select("id", "db.events", condition, " AND dataset = 'a'")
+    tail = f" AND id IN ({ids}) ARRAY JOIN tags AS t"
+    statement = SCOPE.statement(SCOPE.select("t", "db.events", condition, tail), params, ("t",))
+    assert statement.sql.count("WHERE workspace_id = {p0:String}") == 2
