@@ -13,7 +13,7 @@ import pytest
 
 from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery
-from limelight.query.services import OverviewPlan, Series, shape_errors, shape_overview
+from limelight.query.services import Series, shape_errors, shape_overview
 from limelight.query.traces import TraceSearchPlan, shape_traces
 from limelight.runs.limits import RunLimits
 from limelight.runs.lookups import stored_types
@@ -30,6 +30,7 @@ from tests.unit.query.golden_span_cases import (
     STORED,
     TIMEFRAME,
     compile_case,
+    overview_plan,
     search_plan,
 )
 
@@ -342,12 +343,17 @@ def test_a_golden_overview_answers_as_the_reference(
 ) -> None:
     case = OVERVIEWS[name]
     series = Series(TIMEFRAME, case.series_ms) if case.series_ms else None
-    plan = OverviewPlan(compile_case(name, query_store.table), series)
+    plan = overview_plan(name, query_store.table)
     label = "service" if case.service is None else "operation"
-    answer = shape_overview(plan, run(query_store, name), label)
+    answer = shape_overview(
+        plan, plan.answer(lambda s: query_store.query(s.sql, s.params).rows), label
+    )
     expected = reference_overview(spans, case.service)[: case.limit]
     assert expected
     assert [{k: v for k, v in a.items() if k != "series"} for a in answer] == expected
+    # The one-pass statement a short full page falls back to answers alike.
+    both = plan.both()
+    assert shape_overview(plan, query_store.query(both.sql, both.params).rows, label) == answer
     if series is not None:
         for item in answer:
             counted = _counted([r for r in _in_frame(spans) if r.system["_service"] == item[label]])
