@@ -13,7 +13,8 @@ import pytest
 
 from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery
-from limelight.query.services import OverviewPlan, Series, shape_errors, shape_overview
+from limelight.query.scope import RunOptions, Scope
+from limelight.query.services import Series, overview_statement, shape_errors, shape_overview
 from limelight.query.traces import TraceSearchPlan, shape_traces
 from limelight.runs.limits import RunLimits
 from limelight.runs.lookups import stored_types
@@ -30,6 +31,7 @@ from tests.unit.query.golden_span_cases import (
     STORED,
     TIMEFRAME,
     compile_case,
+    overview_plan,
     search_plan,
 )
 
@@ -342,12 +344,17 @@ def test_a_golden_overview_answers_as_the_reference(
 ) -> None:
     case = OVERVIEWS[name]
     series = Series(TIMEFRAME, case.series_ms) if case.series_ms else None
-    plan = OverviewPlan(compile_case(name, query_store.table), series)
+    plan = overview_plan(name, query_store.table)
     label = "service" if case.service is None else "operation"
-    answer = shape_overview(plan, run(query_store, name), label)
+    answer = shape_overview(
+        plan, plan.answer(lambda s: query_store.query(s.sql, s.params).rows), label
+    )
     expected = reference_overview(spans, case.service)[: case.limit]
     assert expected
     assert [{k: v for k, v in a.items() if k != "series"} for a in answer] == expected
+    # The one-pass statement a short full page falls back to answers alike.
+    both = plan.both()
+    assert shape_overview(plan, query_store.query(both.sql, both.params).rows, label) == answer
     if series is not None:
         for item in answer:
             counted = _counted([r for r in _in_frame(spans) if r.system["_service"] == item[label]])
@@ -418,3 +425,34 @@ def test_random_searches_find_what_the_reference_finds(
         plan = compile_search(validate_search(body), scope(), query_store.table, stored)
         assert plan is not None
         assert search(query_store, plan) == reference_search(spans, body), body
+
+
+def test_a_full_page_of_services_is_not_cut_short_by_a_service_with_neither_entry_nor_root(
+    query_store: Any,
+) -> None:
+    """A service whose spans are all children of no entry kind has no requests: the page
+    of two services is the next two by name, not one."""
+    tenant = Tenant(WORKSPACE, "env_spans_no_requests")
+    rng = random.Random(3)
+    events = [
+        _span(rng, f"{i:032x}", TIMEFRAME.from_ms + 1_000 * i, service, kind=kind, **parent)
+        for i, (service, kind, parent) in enumerate(
+            [
+                ("a-client", "CLIENT", {"parentSpanId": "00000000000000aa"}),
+                ("b-api", "SERVER", {}),
+                ("c-api", "CONSUMER", {"parentSpanId": "00000000000000cc"}),
+            ]
+        )
+    ]
+    ref.store_events(query_store, tenant, DATASET, events)
+    plan = overview_statement(
+        Scope(tenant.workspace_id, tenant.environment_id, RunOptions()),
+        query_store.table,
+        DATASET,
+        TIMEFRAME,
+        STORED,
+        limit=2,
+    )
+    assert plan is not None
+    rows = plan.answer(lambda s: query_store.query(s.sql, s.params).rows)
+    assert [(r["grp"], r["requests"]) for r in rows] == [("b-api", 1), ("c-api", 1)]

@@ -6,12 +6,13 @@ workers in the workspace's turn."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from limelight.errors import BadRequest
 from limelight.ingest.service import check_dataset
 from limelight.query.compile import pattern_fields
-from limelight.query.plans import CompiledQuery, Timeframe
+from limelight.query.plans import CompiledQuery, PatternFields, Timeframe
 from limelight.query.services import (
     MAX_GROUPS,
     Series,
@@ -24,7 +25,7 @@ from limelight.query.spans import SPAN_KEYS
 from limelight.query.spec import QueryFields
 from limelight.query.traces import TraceSearch, compile_search
 from limelight.runs.limits import RunLimits
-from limelight.runs.reads import check_deadline, read_rows, scope_of, types_of
+from limelight.runs.reads import NO_PATTERNS, check_deadline, read_rows, scope_of, types_of
 from limelight.store.events.base import EventStore
 from limelight.tenant import Tenant
 
@@ -54,11 +55,19 @@ def search_traces(
         return {"traces": []}
     patterns = pattern_fields(fields)
 
+    return plan.answer(_reader(store, limits, deadline, patterns))
+
+
+def _reader(
+    store: EventStore, limits: RunLimits, deadline: float, patterns: PatternFields = NO_PATTERNS
+) -> Callable[[CompiledQuery], list[dict[str, Any]]]:
+    """Runs a read's statements one by one, each within the deadline."""
+
     def run(statement: CompiledQuery) -> list[dict[str, Any]]:
         check_deadline(deadline, limits)
         return read_rows(store, statement, limits, patterns)
 
-    return plan.answer(run)
+    return run
 
 
 def service_overview(
@@ -90,8 +99,7 @@ def service_overview(
     )
     if plan is None:
         return []
-    check_deadline(deadline, limits)
-    rows = read_rows(store, plan.statement, limits)
+    rows = plan.answer(_reader(store, limits, deadline))
     return shape_overview(plan, rows, "service" if service is None else "operation")
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery, RunOptions, Timeframe
 from limelight.query.scope import Scope
-from limelight.query.services import Series, errors_statement, overview_statement
+from limelight.query.services import OverviewPlan, Series, errors_statement, overview_statement
 from limelight.query.traces import (
     TraceSearchPlan,
     compile_search,
@@ -110,6 +110,10 @@ def compile_statements(name: str, table: str = TABLE) -> tuple[CompiledQuery, ..
     """Every statement of the case: a search's first window and whole timeframe (a
     window's with the statement that checks two traces against the time before it), or
     the one statement of the others."""
+    if name in OVERVIEWS:
+        overview = overview_plan(name, table)
+        roots = overview.roots(None if overview.service else ["batch"])
+        return (overview.entries, roots, overview.both())
     if name not in SEARCHES:
         return (compile_case(name, table),)
     plan = search_plan(name, table)
@@ -122,23 +126,25 @@ def compile_statements(name: str, table: str = TABLE) -> tuple[CompiledQuery, ..
     return tuple(out)
 
 
+def overview_plan(name: str, table: str = TABLE, stored: StoredTypes = STORED) -> OverviewPlan:
+    case = OVERVIEWS[name]
+    series = Series(TIMEFRAME, case.series_ms) if case.series_ms else None
+    overview = overview_statement(
+        scope(),
+        table,
+        DATASET,
+        TIMEFRAME,
+        stored,
+        service=case.service,
+        series=series,
+        limit=case.limit,
+    )
+    assert overview is not None
+    return overview
+
+
 def compile_case(name: str, table: str = TABLE, stored: StoredTypes = STORED) -> CompiledQuery:
-    """The one statement of an overview or errors case."""
-    if name in OVERVIEWS:
-        case = OVERVIEWS[name]
-        series = Series(TIMEFRAME, case.series_ms) if case.series_ms else None
-        overview = overview_statement(
-            scope(),
-            table,
-            DATASET,
-            TIMEFRAME,
-            stored,
-            service=case.service,
-            series=series,
-            limit=case.limit,
-        )
-        assert overview is not None
-        return overview.statement
+    """The one statement of an errors case."""
     errors = ERRORS[name]
     statement = errors_statement(
         scope(), table, DATASET, TIMEFRAME, stored, errors.service, errors.limit
