@@ -21,9 +21,10 @@ from limelight.runs.lookups import stored_types
 from limelight.settings import Settings
 from limelight.tenant import Tenant
 from tests import query_reference as ref
-from tests.unit.query.golden_cases import ENVIRONMENT, WORKSPACE
+from tests.unit.query.golden_cases import WORKSPACE
 from tests.unit.query.golden_span_cases import (
     DATASET,
+    ENVIRONMENT,
     ERRORS,
     FRAME,
     OVERVIEWS,
@@ -270,11 +271,7 @@ def test_the_span_keys_are_stored_as_the_golden_cases_say(
 ) -> None:
     """The golden statements read the types STORED names: those the spans hold."""
     limits = RunLimits.from_settings(Settings(data_dir="/nonexistent"))
-    # Read in the environment that holds these spans alone: the golden tenant is shared
-    # with the other golden modules of this process's engine, whose events give some of
-    # the same keys other types.
-    alone = Tenant(WORKSPACE, "env_spans_other")
-    held = stored_types(query_store, alone, sorted(STORED.paths or {}), limits)
+    held = stored_types(query_store, TENANT, sorted(STORED.paths or {}), limits)
     assert set(held) == set(STORED.paths or {})
     for key, types in held.items():
         assert types <= (STORED.paths or {})[key], key

@@ -15,8 +15,8 @@ import pytest
 from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery
 from limelight.query.traces import compile_search, validate_search
-from tests.unit.query.golden_cases import ENVIRONMENT, TABLE, WORKSPACE
-from tests.unit.query.golden_span_cases import CASES, FRAME, compile_statements, scope
+from tests.unit.query.golden_cases import TABLE, WORKSPACE
+from tests.unit.query.golden_span_cases import CASES, ENVIRONMENT, FRAME, compile_statements, scope
 
 GOLDEN = Path(__file__).parent / "golden" / "spans"
 
