@@ -15,7 +15,7 @@ import pytest
 from limelight.errors import StoreError, Unavailable
 from limelight.store.events import wal
 from limelight.store.events.base import EventRow, encode_rows
-from limelight.store.events.buffered import BufferedInserts, BufferLimits
+from limelight.store.events.buffered import GATHER_SECONDS, BufferedInserts, BufferLimits
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.tenant import Tenant
 from tests import query_reference as ref
@@ -246,7 +246,7 @@ def test_a_lagging_engine_refuses_new_batches(engine: ChdbEventStore, tmp_path: 
     buffer.start()
     try:
         buffer.append(record(A, rows("early", 10)))
-        now[0] += 1  # past the time a segment gathers
+        now[0] += GATHER_SECONDS  # past the time a segment gathers
         assert held.entered.wait(30)  # its INSERT is stuck in the engine
         now[0] += 6
         with pytest.raises(Unavailable):
@@ -313,3 +313,42 @@ def test_a_needle_finds_the_events_of_a_block_just_written(
         assert [r["_count"] for r in total] == [25]
     finally:
         store.close()
+
+
+def test_many_tenants_small_batches_wait_together_for_one_insert_each(
+    engine: ChdbEventStore, tmp_path: Path
+) -> None:
+    """Sixteen tenants' batches, more than a block's worth in all but far from one of any
+    tenant, stay in one segment until a read asks for it: one INSERT a tenant, where a
+    segment closed at a block's worth of all of them split each tenant's in two."""
+    held = Engine(engine)
+    tenants = [Tenant(f"ws_many_{i:02d}", "env") for i in range(16)]
+    buffer = BufferedInserts(tmp_path, held, clock=lambda: 1000.0)  # the gathering never ends
+    buffer.start()
+    try:
+        for round_no in range(10):
+            for i, tenant in enumerate(tenants):
+                buffer.append(record(tenant, rows(f"t{i}-r{round_no}", 100)))
+        assert held.inserts == 0  # 16,000 events, none of them written yet
+        buffer.flush_all(30)
+    finally:
+        buffer.close()
+    assert held.inserts == len(tenants)
+    for tenant in tenants:
+        assert len(stored(engine, tenant)) == 1000, tenant
+
+
+def test_a_block_of_one_tenant_is_written_without_waiting(
+    engine: ChdbEventStore, tmp_path: Path
+) -> None:
+    held = Engine(engine)
+    buffer = BufferedInserts(tmp_path, held, clock=lambda: 1000.0)
+    buffer.start()
+    try:
+        buffer.append(record(B, rows("few", 10)))
+        for c in range(12):
+            buffer.append(record(A, rows(f"block{c}", 1000)))
+        assert held.entered.wait(30)  # no read asked: a tenant's block's worth is written
+    finally:
+        buffer.close()
+    assert len(stored(engine, A)) == 12_000 and len(stored(engine, B)) == 10

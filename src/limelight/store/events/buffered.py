@@ -5,10 +5,13 @@ paths view, the sync, then the merges of its part): 10-event requests from 64 cl
 one INSERT each or grouped while the engine was busy (``ingest.group_commit``), went in
 at 2,476 events/s where 6MB bodies went in at 19,376. Here a small batch is appended to
 the log (``wal.py``) and answered once the log is synced; a background thread closes
-the open segment when it holds a block's worth of rows (``BLOCK_ROWS``, ``BLOCK_BYTES``),
-when its oldest record has waited ``GATHER_SECONDS``, or when a read needs it, and
-writes it as one INSERT per tenant and block, on ``WORKERS`` threads (the embedded
-engine's insert sessions), the smallest tenants first.
+the open segment when one tenant holds a block's worth of rows in it (``BLOCK_ROWS``,
+``BLOCK_BYTES``; or all of them ``SEGMENT_BLOCKS`` blocks' worth), when its oldest record
+has waited ``GATHER_SECONDS``, or when a read needs it, and writes it as one INSERT per
+tenant and block, on ``WORKERS`` threads (the embedded engine's insert sessions), the
+smallest tenants first. Tenants never share an INSERT: the engine types a path's arrays
+per chunk of the text it parses (``query.keys``), so another tenant's events in the same
+INSERT could change how a tenant's values are stored and the types its keys list.
 
 Exactly once: a segment is removed only after every row of it is in the engine. A block
 whose INSERT may have been written (the process died during it, or the engine failed
@@ -65,11 +68,17 @@ BLOCK_BYTES = 12 * 1024 * 1024  # encoded rows: each event's JSON twice (raw, da
 # How long the first record of a segment waits for others before the segment is written
 # anyway (a read of its tenant does not wait for it: it asks for the segment at once).
 # Each tenant's records are an INSERT of their own, whose fixed cost (its part, the paths
-# view, the syncs, the merges) small blocks pay per event: 10-event bodies from 64
-# clients of 16 tenants, servers of each in turns, four each on a machine at load 13-15
-# (medians): 1,444 events/s at 535 µs of the server's CPU an event with 1 s, against
-# 1,223 and 625 with 0.25 s.
-GATHER_SECONDS = 1.0
+# view, the syncs, the merges) small blocks pay per event, so many tenants' small requests
+# want a long wait: 10-event bodies from 64 clients of 16 tenants, two servers in turns,
+# four runs each on a machine at load 6-8 (medians): 2,875 events/s at 354 µs of the
+# server's CPU an event with 3 s, against 1,807 and 548 with 1 s (and 1,444 and 535
+# with 1 s against 1,223 and 625 with 0.25 s, an earlier run).
+GATHER_SECONDS = 3.0
+# A segment is also written once one tenant holds a block's worth in it, or it holds this
+# many blocks' worth in all: many tenants' records wait together for the gathering time
+# where a segment closed at one block's worth of all of them made each tenant's INSERT a
+# sixteenth of a block.
+SEGMENT_BLOCKS = 4
 # INSERTs at once: the embedded store's insert sessions (chdb_store.INSERT_SESSIONS).
 WORKERS = 2
 # A tenant may hold this share of ``max_bytes``: one tenant's flood leaves the rest to
@@ -115,6 +124,25 @@ class _Segment:
     since: float  # when its first record was appended (or the segment was found)
     recovered: bool  # found at start: its blocks may be in the engine already
     file: SegmentFile | None = None
+    rows: int = 0
+    size: int = 0
+    by_tenant: dict[Tenant, tuple[int, int]] = field(default_factory=dict)  # rows, bytes
+    full: bool = False  # a block's worth of one tenant, or SEGMENT_BLOCKS blocks in all
+
+    def add(self, pending: _Pending) -> None:
+        self.records.append(pending)
+        record = pending.record
+        rows, size = self.by_tenant.get(record.tenant, (0, 0))
+        rows, size = rows + record.rows, size + pending.size
+        self.by_tenant[record.tenant] = (rows, size)
+        self.rows += record.rows
+        self.size += pending.size
+        self.full = self.full or (
+            rows >= BLOCK_ROWS
+            or size >= BLOCK_BYTES
+            or self.rows >= SEGMENT_BLOCKS * BLOCK_ROWS
+            or self.size >= SEGMENT_BLOCKS * BLOCK_BYTES
+        )
 
 
 @dataclass(slots=True)
@@ -218,8 +246,8 @@ class BufferedInserts:
             end = active.file.write(data)
             if not active.records:
                 active.since = self._clock()
-            active.records.append(self._track(record, size))
-            if self._full(active):
+            active.add(self._track(record, size))
+            if active.full:
                 self._changed.notify_all()
             file = active.file
         file.sync_to(end)
@@ -298,11 +326,6 @@ class BufferedInserts:
         firsts = [next(iter(s.pending.values())).at for s in self._tenants.values() if s.pending]
         return max(0.0, self._clock() - min(firsts)) if firsts else 0.0
 
-    @staticmethod
-    def _full(segment: _Segment) -> bool:
-        rows = sum(p.record.rows for p in segment.records)
-        return rows >= BLOCK_ROWS or sum(p.size for p in segment.records) >= BLOCK_BYTES
-
     # -- the inserter ------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -362,12 +385,7 @@ class BufferedInserts:
                     self._changed.wait(1.0)
                     continue
                 waited = self._clock() - active.since
-                if (
-                    self._stopping
-                    or self._flush_wanted
-                    or waited >= GATHER_SECONDS
-                    or self._full(active)
-                ):
+                if self._stopping or self._flush_wanted or waited >= GATHER_SECONDS or active.full:
                     self._flush_wanted = False
                     self._sealed.append(active)
                     self._active = None
