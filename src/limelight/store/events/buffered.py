@@ -168,6 +168,7 @@ class BufferedInserts:
         if self._sealed:
             count = sum(len(s.records) for s in self._sealed)
             log.info("inserting %d records left in the write-ahead log", count)
+        self._count_segments()
         self._stopping = False
         self._give_up.clear()
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="limelight-buffer")
@@ -202,6 +203,7 @@ class BufferedInserts:
         self._tenants.clear()
         self._bytes = 0
         metrics.INGEST_BUFFER_BYTES.set(0)
+        metrics.INGEST_BUFFER_SEGMENTS.set(0)
 
     # -- requests ----------------------------------------------------------------------
 
@@ -216,9 +218,12 @@ class BufferedInserts:
                 active = self._active = self._open_segment()
             assert active.file is not None
             end = active.file.write(data)
-            if not active.records:
+            first = not active.records
+            if first:
                 active.since = self._clock()
             active.records.append(self._track(record, size))
+            if first:
+                self._count_segments()
             if self._full(active):
                 self._changed.notify_all()
             file = active.file
@@ -298,6 +303,12 @@ class BufferedInserts:
         firsts = [next(iter(s.pending.values())).at for s in self._tenants.values() if s.pending]
         return max(0.0, self._clock() - min(firsts)) if firsts else 0.0
 
+    def _count_segments(self) -> None:
+        """The gauge of segments holding records (called under the lock, or before the
+        inserter starts)."""
+        held = len(self._sealed) + (self._active is not None and bool(self._active.records))
+        metrics.INGEST_BUFFER_SEGMENTS.set(held)
+
     @staticmethod
     def _full(segment: _Segment) -> bool:
         rows = sum(p.record.rows for p in segment.records)
@@ -325,6 +336,7 @@ class BufferedInserts:
                 continue
             with self._changed:
                 self._sealed.remove(segment)
+                self._count_segments()
                 self._changed.notify_all()
                 metrics.INGEST_BUFFER_LAG.set(self._lag())
             remove_segment(segment.path)
