@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.support import LiveServer, Tenant, launch, launch_scaled
+
+
+def _temporary_files_in_memory() -> None:
+    """The run's temporary files (tmp_path, and the data directories of the servers and
+    engines it starts) on the machine's tmpfs, unless TMPDIR names a place. The suite
+    syncs what it writes as production does (the write-ahead log, SQLite, the engine's
+    parts), and on a disk each sync costs CPU and a wait. Seven modules that start servers
+    and engines (backups, durability, serving, the events API, buffered inserts, ingest,
+    retention), two runs each, alternating on 2 cores: 149 and 131 CPU-seconds on the
+    disk against 128 and 119 here (system time 23.5 against 15), wall 148 and 132 s
+    against 122 and 117 s."""
+    shm = Path("/dev/shm")
+    if "TMPDIR" in os.environ or not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return
+    os.environ["TMPDIR"] = str(shm)  # for the processes the tests start too
+    tempfile.tempdir = None  # read again on the next gettempdir()
+
+
+_temporary_files_in_memory()
 
 # Property tests (tests/properties): a bounded number of examples per test in `make test`;
 # HYPOTHESIS_PROFILE=thorough looks much further. No deadline: the machine is shared and

@@ -84,6 +84,12 @@ INGEST_BUFFER_LAG = Gauge(
     "Seconds the oldest acknowledged event not yet in the embedded engine has waited.",
     multiprocess_mode="max",
 )
+INGEST_BUFFER_SEGMENTS = Gauge(
+    "limelight_ingest_buffer_segments",
+    "Write-ahead log segments holding events not yet in the embedded engine: more than "
+    "one while a closed segment is being written and requests append to the next.",
+    multiprocess_mode="livesum",
+)
 INGEST_BUFFER_REFUSED = Counter(
     "limelight_ingest_buffer_refused",
     "Small batches refused (503) because events wait for the engine beyond a bound, by "

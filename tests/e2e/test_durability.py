@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -107,6 +109,15 @@ def test_acknowledged_events_survive_sigkill_exactly_once(tmp_path: Path) -> Non
     assert total >= len(acknowledged) * PER_BATCH
 
 
+def segments_held(server: LiveServer) -> float:
+    """The write-ahead log's segments holding events not yet in the engine, as the server
+    counts them."""
+    text = web.get(f"{server.url}/metrics", timeout=30).text
+    found = re.search(r"^limelight_ingest_buffer_segments (\S+)$", text, re.MULTILINE)
+    assert found, "the server does not report its write-ahead log segments"
+    return float(found.group(1))
+
+
 def logged_segments(data_dir: Path) -> list[Path]:
     """The write-ahead log's segments that hold records (the spare one is empty)."""
     return [p for p in (data_dir / "wal").glob("*.wal") if p.stat().st_size > 0]
@@ -149,18 +160,32 @@ def test_a_kill_during_the_background_insert_and_during_recovery_loses_nothing(
                         with lock:
                             acked.append(name)
 
+        def read() -> None:
+            with contextlib.suppress(httpx.HTTPError):
+                server.read(tenant.admin_key, "durable", limit=1)
+
         clients = [threading.Thread(target=client, args=(c,)) for c in range(4)]
         for t in clients:
             t.start()
-        # Two segments hold records: the older one is sealed and being written to the
-        # engine (a segment is removed once all of it is there), the newer takes appends.
         deadline = time.monotonic() + 120
-        while len(logged_segments(data)) < 2 or len(acked) < CONCURRENT_ACKS:
+        while len(acked) < CONCURRENT_ACKS:
+            assert time.monotonic() < deadline, "the clients' batches were not acknowledged"
+            time.sleep(0.005)
+        # A read closes the open segment and waits for it to be in the engine, while the
+        # clients still send: the background insert starts now, however fast the log's
+        # syncs let them send (on a tmpfs they were all sent before the segment's age
+        # closed it, and one segment never met another).
+        reader = threading.Thread(target=read)
+        reader.start()
+        # Two segments hold records, as the server counts them: the older one is closed
+        # and being written to the engine (a segment is removed once all of it is
+        # there), the newer takes appends.
+        while segments_held(server) < 2:
             assert time.monotonic() < deadline, "no background insert was seen under way"
             time.sleep(0.005)
         server.kill()
         stop.set()
-        for t in clients:
+        for t in [*clients, reader]:
             t.join(60)
         with lock:
             acknowledged = list(acked)

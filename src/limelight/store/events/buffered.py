@@ -196,6 +196,7 @@ class BufferedInserts:
         if self._sealed:
             count = sum(len(s.records) for s in self._sealed)
             log.info("inserting %d records left in the write-ahead log", count)
+        self._count_segments()
         self._stopping = False
         self._give_up.clear()
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="limelight-buffer")
@@ -230,6 +231,7 @@ class BufferedInserts:
         self._tenants.clear()
         self._bytes = 0
         metrics.INGEST_BUFFER_BYTES.set(0)
+        metrics.INGEST_BUFFER_SEGMENTS.set(0)
 
     # -- requests ----------------------------------------------------------------------
 
@@ -244,9 +246,12 @@ class BufferedInserts:
                 active = self._active = self._open_segment()
             assert active.file is not None
             end = active.file.write(data)
-            if not active.records:
+            first = not active.records
+            if first:
                 active.since = self._clock()
             active.add(self._track(record, size))
+            if first:
+                self._count_segments()
             if active.full:
                 self._changed.notify_all()
             file = active.file
@@ -326,6 +331,12 @@ class BufferedInserts:
         firsts = [next(iter(s.pending.values())).at for s in self._tenants.values() if s.pending]
         return max(0.0, self._clock() - min(firsts)) if firsts else 0.0
 
+    def _count_segments(self) -> None:
+        """The gauge of segments holding records (called under the lock, or before the
+        inserter starts)."""
+        held = len(self._sealed) + (self._active is not None and bool(self._active.records))
+        metrics.INGEST_BUFFER_SEGMENTS.set(held)
+
     # -- the inserter ------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -348,6 +359,7 @@ class BufferedInserts:
                 continue
             with self._changed:
                 self._sealed.remove(segment)
+                self._count_segments()
                 self._changed.notify_all()
                 metrics.INGEST_BUFFER_LAG.set(self._lag())
             remove_segment(segment.path)
