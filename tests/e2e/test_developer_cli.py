@@ -142,9 +142,12 @@ def test_query_runs_a_saved_query_by_name(server: LiveServer, tenant: Tenant) ->
 
 def test_tail_follows_new_events_until_ctrl_c(server: LiveServer, tenant: Tenant) -> None:
     env = {**env_of(server, tenant), "COLUMNS": "200"}
+    # Ctrl-C as at a terminal: a test run started in the background (a shell's `&`)
+    # ignores SIGINT, and a child that inherits that never sees the interrupt.
     proc = subprocess.Popen(
         [*CLI, "tail", "--dataset", "live", "--filter", "level = error"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     assert proc.stdout is not None
     try:
