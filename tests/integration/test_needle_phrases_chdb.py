@@ -1,10 +1,11 @@
 """Needles beyond letters (phrases, snake_case, dotted names, paths, ids, numbers with
 their neighbours, text across the JSON structure, one or two characters, matchCase,
 regexes): the same answers as reading every event, before the parts merge, once they
-have, and while the phrases and numbers indexes (DDL 0015, 0016) are built for events
-written before them; a needle the indexes answer (no digit, quote or character past
-ASCII; or quotes, and at most two digits at the end after punctuation) never reads the
-events' text once they are built."""
+have, and while the phrases, numbers and cased indexes (DDL 0015, 0016, 0019) are built
+for events written before them; a needle the indexes answer (no digit, quote or
+character past ASCII; or quotes, and at most two digits at the end after punctuation;
+matchCase, of letters and `` ._-/:,=()``) never reads the events' text once they are
+built."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ MESSAGES = [
     "\u212aelvin degrees",
     "upstream timeout after 30s",
     "Timeout while reading",
+    "NullPointerException at OrderService.process(), user_id=7 [retry]",
 ]
 EXTRA: list[dict[str, Any]] = [
     {"user.id": 5, "message": "dotted key"},
@@ -105,7 +107,37 @@ READ = [
     "a_",
     "xy",
 ]
-CASED = ["Payment", "payment failed", "FAILED twice", "Timeout", "ERR-42", "err-42", '"A":1']
+# matchCase: answered from the cased index alone once it is built.
+CASED_EXACT = [
+    "Payment",
+    "payment failed",
+    "Payment FAILED",
+    "PAYMENT failed",
+    "FAILED twice, card_declined_again",
+    "Timeout",
+    "timeout",
+    "NullPointerException",
+    "Exception at OrderService.process(), user_id=",
+    "OrderService.process()",
+    "user.id",
+    "GET /api/cart",
+    "a_b, not",
+    "Pa",
+    "ce.pr",
+]
+CASED_READ = [
+    "ERR-42",
+    "err-42",
+    '"A":1',
+    '"message":"Payment',
+    "Payment FAILED twice, card",
+    "user_id=7 [retry]",
+    "[retry]",
+    "P",
+    "quasär",
+    "\u212aelvin",
+    "Kelvin",
+]
 REGEXES = [
     "card_dec[a-z]+ed",
     r"payment\s+failed",
@@ -127,7 +159,7 @@ REGEXES = [
 
 def needles() -> list[dict[str, Any]]:
     plain = [{"value": v} for v in EXACT + READ]
-    cased = [{"value": v, "matchCase": True} for v in CASED]
+    cased = [{"value": v, "matchCase": True} for v in CASED_EXACT + CASED_READ]
     regex = [{"value": v, "isRegex": True} for v in REGEXES]
     regex_cased = [{"value": v, "isRegex": True, "matchCase": True} for v in REGEXES[:4]]
     return plain + cased + regex + regex_cased
@@ -199,6 +231,12 @@ def test_needles_find_what_reading_every_event_finds_before_and_after_the_parts_
     assert expected[repr({"value": '"a":12'})] == 0  # "a": 1 is a number of its own
     assert expected[repr({"value": '"message":"payment failed'})] == 6
     assert expected[repr({"value": "kelvin", "isRegex": True})] == 3  # the Kelvin sign
+    assert expected[repr({"value": "Payment FAILED", "matchCase": True})] == 3
+    assert expected[repr({"value": "payment failed", "matchCase": True})] == 3
+    assert expected[repr({"value": "PAYMENT failed", "matchCase": True})] == 0
+    assert [v for v in CASED_EXACT if expected[repr({"value": v, "matchCase": True})] == 0] == [
+        "PAYMENT failed",
+    ]
 
     unmerged = counts(store)
     assert {n: c for n, (c, _) in unmerged.items()} == expected
@@ -208,7 +246,11 @@ def test_needles_find_what_reading_every_event_finds_before_and_after_the_parts_
     assert {n: c for n, (c, _) in merged.items()} == expected
 
     raw_bytes = sum(len(r.raw) for r in records)
-    exact = {repr({"value": v}): merged[repr({"value": v})][1] for v in EXACT}
+    exact = {
+        repr(n): merged[repr(n)][1]
+        for n in [{"value": v} for v in EXACT]
+        + [{"value": v, "matchCase": True} for v in CASED_EXACT]
+    }
     assert {n: r for n, r in exact.items() if r >= raw_bytes / 10} == {}, raw_bytes
     store.close()
 
@@ -222,12 +264,22 @@ def _index_built(store: ChdbEventStore, database: str) -> bool:
     return int(found.rows[0]["n"]) == 0
 
 
-def test_events_written_before_the_phrases_index_are_found_the_same_while_it_is_built(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("version", "needle"),
+    [
+        (15, {"value": "card_declined"}),
+        (19, {"value": "OrderService.process()", "matchCase": True}),
+    ],
+)
+def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    version: int,
+    needle: dict[str, Any],
 ) -> None:
     database = f"phrases_{uuid.uuid4().hex[:8]}"
     store = _store(tmp_path_factory, database)
-    older = [(v, text) for v, text in ddl.ddl_files() if v < 15]
+    older = [(v, text) for v, text in ddl.ddl_files() if v < version]
     monkeypatch.setattr(ddl, "ddl_files", lambda: older)
     store.start()  # the schema of the version before the phrases index
     records = _write(store)
@@ -245,5 +297,5 @@ def test_events_written_before_the_phrases_index_are_found_the_same_while_it_is_
     after = counts(store)
     assert before == during == {n: c for n, (c, _) in after.items()} == expected
     raw_bytes = sum(len(r.raw) for r in records)
-    assert after[repr({"value": "card_declined"})][1] < raw_bytes / 10
+    assert after[repr(needle)][1] < raw_bytes / 10
     store.close()

@@ -33,17 +33,28 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   bounded: 132,890 tokens for 1M events of API logs, where keeping the digits after
   letters too held 438,863.
 
+- CASED (DDL 0019): ``raw`` as written, letters in their case; digits and ``"``
+  split it, and ten characters (`` ._-/:,=()``) are spelled as the digits, which the
+  text no longer holds, so a token is a stretch between two digits or quotes up to
+  any other punctuation, as PHRASES' is, but cased. A ``matchCase`` needle of ASCII
+  letters and those ten characters occurs in ``raw`` exactly where its spelling occurs
+  in this text, inside one token: answered from the dictionary (``LIKE`` scans it
+  case-sensitively). Only the ten digits are free to spell with (the letters are the
+  text's own), so the rest of the punctuation cuts its tokens.
+
 Anything else (a needle starting with digits, longer numbers, other scripts, one
-character, ``matchCase``, a regex) is tested on ``raw`` itself; what of it the
-indexes can answer (its stretches between digits, each with the first two digits
-after it where NUMBERS holds them; a regex's literal text) is asked of them first,
-so the engine reads ``raw`` only in the granules where those occur, and the ngram
-index (DDL 0003) rules out granules too.
+character, ``matchCase`` with other punctuation, a regex) is tested on ``raw`` itself;
+what of it the indexes can answer (its stretches between digits, each with the first
+two digits after it where NUMBERS holds them; a ``matchCase`` needle's stretches in
+CASED; a regex's literal text) is asked of them first, so the engine reads ``raw``
+only in the granules where those occur, and the ngram index (DDL 0003) rules out
+granules too.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from string import ascii_lowercase
 
 from limelight.query.spec import Needle
@@ -67,6 +78,15 @@ PHRASES = (
     f"translate(lower(raw), {_sql_string(_DIGITS + _SEPARATORS)},"
     f" {_sql_string(_QUOTES + _SPELLINGS)})"
 )
+
+# CASED: what it spells as the digits (the commonest punctuation of what people search
+# for with its case: messages, dotted and snake_case names, paths, key=value).
+_CASED_SPELLED = " ._-/:,=()"
+assert len(_CASED_SPELLED) == len(_DIGITS)
+CASED = f"translate(raw, {_sql_string(_DIGITS + _CASED_SPELLED)}, {_sql_string(_QUOTES + _DIGITS)})"
+_SPELL_CASED = str.maketrans(_CASED_SPELLED, _DIGITS)
+# What CASED does not keep inside a token.
+_NOT_IN_CASED = re.compile(f"[^A-Za-z{re.escape(_CASED_SPELLED)}]+")
 
 # NUMBERS: what it spells (a quote and 25 of PHRASES' separators) and as what; the
 # other seven separate its tokens, as the byte between the extracted pieces does.
@@ -113,7 +133,12 @@ def needle_sql(needle: Needle, params: Params) -> str:
     if not needle.matchCase and len(folded) >= 2 and _numbers_exact(folded):
         # Exact too (the module's docstring), from the index that keeps quotes and digits.
         return _numbers_like(folded, params)
-    narrowed = _narrowing([folded], params)
+    if needle.matchCase and len(needle.value) >= 2 and not _NOT_IN_CASED.search(needle.value):
+        # Exact (the module's docstring): the cased index, its dictionary scanned by a
+        # LIKE that keeps case.
+        return _cased_like(needle.value, params)
+    cased = _cased_stretches(needle.value) if needle.matchCase else []
+    narrowed = [*(_cased_like(s, params) for s in cased), *_narrowing([folded], params, cased)]
     func = "position" if needle.matchCase else "positionCaseInsensitive"
     found = f"{func}(raw, {params.add(needle.value, 'String')}) > 0"
     # Implied by `found` (both fold ASCII letters only), so it never changes the
@@ -139,6 +164,16 @@ def _numbers_like(text: str, params: Params) -> str:
     return f"{NUMBERS} LIKE {params.add('%' + text.translate(_SPELL_NUMBERS) + '%', 'String')}"
 
 
+def _cased_like(text: str, params: Params) -> str:
+    return f"{CASED} LIKE {params.add('%' + text.translate(_SPELL_CASED) + '%', 'String')}"
+
+
+def _cased_stretches(text: str) -> list[str]:
+    """The stretches of ``text`` (as written) that lie inside one CASED token wherever
+    ``text`` occurs, long enough to be worth a dictionary scan."""
+    return list(dict.fromkeys(s for s in _NOT_IN_CASED.split(text) if len(s) >= _MIN_STRETCH))
+
+
 def _numbers_pieces(text: str) -> list[str]:
     """The pieces of ``text`` (ASCII lowercase) that lie inside one NUMBERS token
     wherever ``text`` occurs: each stretch between digits cut at what NUMBERS does not
@@ -153,17 +188,27 @@ def _numbers_pieces(text: str) -> list[str]:
     return pieces
 
 
-def _narrowing(texts: list[str], params: Params) -> list[str]:
+def _narrowing(texts: list[str], params: Params, cased: Sequence[str] = ()) -> list[str]:
     """What the indexes answer of the text a needle requires (each of ``texts``, ASCII
     lowercase, occurs in every event the needle finds): NUMBERS' pieces of it, and the
     stretches between its digits and quotes that PHRASES holds where NUMBERS holds
-    them only cut (at ``$<>\\^`~``)."""
-    pieces = [p for t in texts for p in _numbers_pieces(t) if len(p) >= _MIN_STRETCH]
+    them only cut (at ``$<>\\^`~``); none that lies inside one of ``cased`` (stretches
+    asked of CASED, which require their lowercase text too)."""
+    implied = [c.translate(_ASCII_LOWER) for c in cased]
+    pieces = [
+        p
+        for t in texts
+        for p in _numbers_pieces(t)
+        if len(p) >= _MIN_STRETCH and not any(p in c for c in implied)
+    ]
     stretches = [
         s
         for t in texts
         for s in _UNANSWERED.split(t)
-        if len(s) >= _MIN_STRETCH and not _UNANSWERED.search(s) and not any(s in p for p in pieces)
+        if len(s) >= _MIN_STRETCH
+        and not _UNANSWERED.search(s)
+        and not any(s in p for p in pieces)
+        and not any(s in c for c in implied)
     ]
     return [
         *(_numbers_like(p, params) for p in dict.fromkeys(pieces)),

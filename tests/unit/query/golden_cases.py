@@ -98,6 +98,14 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
     "needle_dotted": ({"needle": {"value": "http.method"}}, RunOptions()),
     "needle_number_with_words": ({"needle": {"value": "off Timeout #9"}}, RunOptions()),
     "needle_across_json": ({"needle": {"value": '"service":"web'}}, RunOptions()),
+    "needle_case_phrase": (
+        {"needle": {"value": "Timeout user_login", "matchCase": True}},
+        RunOptions(),
+    ),
+    "needle_case_narrowed": (
+        {"needle": {"value": "user_login #", "matchCase": True}},
+        RunOptions(),
+    ),
     "needle_regex_literal": (
         {"needle": {"value": r"(beta|gamma) error #[0-9]+", "isRegex": True}},
         RunOptions(),

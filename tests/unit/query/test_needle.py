@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from limelight.query.needle import NUMBERS, PHRASES, WORDS, needle_sql, regex_literals
+from limelight.query.needle import CASED, NUMBERS, PHRASES, WORDS, needle_sql, regex_literals
 from limelight.query.spec import Needle
 from limelight.query.sql import Params
 
@@ -56,6 +56,7 @@ def test_the_indexes_expressions_are_those_their_ddl_states() -> None:
     assert f"raw_words {WORDS} TYPE" in ddl_text(11)
     assert f"raw_phrases {PHRASES} TYPE" in ddl_text(15)
     assert f"raw_numbers {NUMBERS} TYPE" in ddl_text(16)
+    assert f"raw_cased {CASED} TYPE" in ddl_text(19)
 
 
 def _sql(value: str, **flags: bool) -> str:
@@ -88,3 +89,39 @@ def test_a_number_is_narrowed_by_its_text_and_first_two_digits() -> None:
     assert sql.count(f"{NUMBERS} LIKE ") == 2
     assert "translate(lower(raw)" not in sql
     assert [params.values["p0"], params.values["p1"]] == ["%HorderB12%", "%ILBcode%"]
+
+
+@pytest.mark.parametrize(
+    ("value", "spelled"),
+    [
+        ("Payment failed", "%Payment0failed%"),
+        ("Timeout", "%Timeout%"),
+        ("OrderService.process()", "%OrderService1process89%"),
+        ("user_id=", "%user2id7%"),
+        ("GET /api/cart, ok: X-Id", "%GET04api4cart60ok50X3Id%"),
+        ("Ta", "%Ta%"),
+    ],
+)
+def test_match_case_needles_of_letters_and_common_punctuation_are_answered_by_an_index_alone(
+    value: str, spelled: str
+) -> None:
+    params = Params()
+    assert needle_sql(Needle(value=value, matchCase=True), params) == f"{CASED} LIKE {{p0:String}}"
+    assert params.values == {"p0": spelled}
+
+
+@pytest.mark.parametrize(
+    "value", ["A", "ERR-42", "Payment failed!", '"level":"Error', "Café au lait"]
+)
+def test_other_match_case_needles_are_checked_on_raw(value: str) -> None:
+    assert "position(raw, {p" in _sql(value, matchCase=True)
+
+
+def test_a_match_case_needle_is_narrowed_by_its_cased_stretches() -> None:
+    params = Params()
+    sql = needle_sql(Needle(value="Payment failed! (order 12)", matchCase=True), params)
+    cased = [v for k, v in params.values.items() if f"{CASED} LIKE {{{k}:String}}" in sql]
+    assert cased == ["%Payment0failed%", "%08order0%"]
+    # What the cased stretches imply is not asked again of the lowercase indexes.
+    assert PHRASES not in sql
+    assert f"{NUMBERS} LIKE " in sql  # "! (order 12": the "!" and the digits
