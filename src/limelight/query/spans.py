@@ -7,7 +7,11 @@ A span is an event as ``ingest/otlp/spans.py`` writes it: ``traceId``,
 the ``service`` column and the span's start the event time. The trace search
 and the service overview read these keys through ``StoredTypes``, as a run
 reads its keys: only the types the tenant's events hold them as, and a key that
-never holds a string (a dataset without spans) reads as nothing.
+never holds a string (a dataset without spans) reads as nothing. What they test
+or aggregate for every span (is it a span, its trace's hash, its duration, is it
+a root, failed, an entry span) are columns the events table computes from these
+keys as parts are written (DDL 0020), whatever types the keys are stored as: a
+column of 1 to 8 bytes an event is read instead of the JSON column's paths.
 """
 
 from __future__ import annotations

@@ -21,7 +21,15 @@ as ``any``.
 What a span is, its trace's hash, its duration and whether it is a root or
 failed are the events table's span columns (DDL 0020, ``spans.SpanSql``),
 computed from ``data`` as parts are written: only the trace id and the root's
-name are read from the JSON column, by the page's traces alone.
+name are read from the JSON column, by the page's traces alone. The slowest
+traces of a service through the API, two servers on copies of the same spans
+in turns (medians, load average about 2): over 1M spans 0.13 s against 0.22 s
+reading ``data`` (2.8x a COUNT by service against 4.2x), over 10M 0.83 s
+against 1.41 s (3.8x against 6.2x). Of the 10M statement in-process (0.63 s),
+finding the traces with a matching span takes 0.14 s, keeping their spans
+0.28 s, grouping them 0.18 s, gathering the page 0.04 s: a per-trace summary
+kept at insert (an AggregatingMergeTree fed by a view) answered the same page
+in 0.23 s (1.4x the COUNT), for 1% to 24% fewer spans a second inserted.
 """
 
 from __future__ import annotations

@@ -298,7 +298,8 @@ ALTER TABLE limelight.events_local ON CLUSTER prod MATERIALIZE INDEX raw_cased;
 -- id and a kind as non-empty strings), a root (no parent span id), a failed span
 -- (status.code ERROR), an entry span (kind SERVER or CONSUMER). Reading `kind` and
 -- `duration` from the JSON column dominated the slowest traces of a service; a column
--- of 1 to 8 bytes an event is read instead. Each expression is what the reads computed
+-- of 1 to 8 bytes an event is read instead (62 MB on disk for 11M spans, beside 1 GB
+-- for `raw`, `data` and `id`). Each expression is what the reads computed
 -- from `data`, so a part written before this file (whose columns are computed when it
 -- is read, until the mutation below has written them, in the background) gives the
 -- same answers. The Distributed table reads the shards' columns by name: it holds them
@@ -320,7 +321,8 @@ ALTER TABLE limelight.events_local ON CLUSTER prod
 -- id and a kind as non-empty strings), a root (no parent span id), a failed span
 -- (status.code ERROR), an entry span (kind SERVER or CONSUMER). Reading `kind` and
 -- `duration` from the JSON column dominated the slowest traces of a service; a column
--- of 1 to 8 bytes an event is read instead. Each expression is what the reads computed
+-- of 1 to 8 bytes an event is read instead (62 MB on disk for 11M spans, beside 1 GB
+-- for `raw`, `data` and `id`). Each expression is what the reads computed
 -- from `data`, so a part written before this file (whose columns are computed when it
 -- is read, until the mutation below has written them, in the background) gives the
 -- same answers. The Distributed table reads the shards' columns by name: it holds them
