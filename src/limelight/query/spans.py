@@ -34,9 +34,6 @@ DURATION = "duration"
 STATUS_CODE = "status.code"
 ERROR = "error"
 SPAN_KEYS = (TRACE_ID, PARENT_SPAN_ID, NAME, KIND, DURATION, STATUS_CODE, ERROR)
-# The kinds of the spans where a request enters a service (SigNoz, Jaeger and HyperDX
-# count a service's requests on these): a server handling a call, a consumer a message.
-ENTRY_KINDS = ("SERVER", "CONSUMER")
 # What a key that never holds a string or a number reads as: typed, so the aggregates
 # over it keep a type.
 NO_STRING = "CAST(NULL, 'Nullable(String)')"
@@ -47,8 +44,10 @@ NO_NUMBER = "CAST(NULL, 'Nullable(Float64)')"
 TRACE_HASH = "trace_hash"  # cityHash64 of the trace id
 DURATION_COLUMN = "span_duration"  # Nullable(Float64)
 IS_SPAN = "is_span"  # a trace id and a kind, both non-empty strings
-IS_ROOT = "is_root_span"
-IS_ERROR = "is_error_span"
+IS_ROOT = "is_root_span"  # no parent span id, or an empty one
+IS_ERROR = "is_error_span"  # status.code ERROR
+# Kind SERVER or CONSUMER: where a request enters a service (SigNoz, Jaeger and HyperDX
+# count a service's requests on these), a server handling a call, a consumer a message.
 IS_ENTRY = "is_entry_span"
 
 
