@@ -21,6 +21,10 @@ one session into tables of one engine, in turns, in inserts of 12,000 events
   in the parts an insert makes (the engine's cheapest serialization for them; it
   defaults to buckets). Shared data holds the paths past `max_dynamic_paths`, so this
   says whether the serialization matters for events of fewer paths than that;
+- before the span columns: now, without the columns DDL 0020 computes from `data` for
+  the reads over spans (the trace id's hash, the duration, four flags) and the index of
+  the trace ids' hashes, which their 0017 index (an expression over `data`) replaced as
+  it was: what those columns cost an INSERT;
 - raw only: a table of the typed columns and `raw` alone (no `data`, no index, no
   paths view), what the engine does without parsing the JSON: the bound.
 
@@ -55,6 +59,24 @@ TENANT = Tenant("bench", "bench")
 CAST_COLUMNS = ", ".join(c for c in INSERT_COLUMNS if c != "data")
 SENT_COLUMNS = ", ".join(INSERT_COLUMNS)
 ON_INSERT = {"materialize_skip_indexes_on_insert": 1}
+# The span columns of DDL 0020 and their index.
+SPAN_COLUMNS = (
+    "trace_hash",
+    "span_duration",
+    "is_span",
+    "is_root_span",
+    "is_error_span",
+    "is_entry_span",
+)
+DROP_SPAN_COLUMNS = "DROP INDEX trace_hashes, " + ", ".join(
+    f"DROP COLUMN {c}" for c in SPAN_COLUMNS
+)
+# The table as DDL 0017 left it: the span columns dropped, the trace index of 0017 over
+# `data` in place of 0020's over the hash column.
+BEFORE_SPAN_COLUMNS = (
+    f"{DROP_SPAN_COLUMNS}, ADD INDEX trace_ids cityHash64(data.traceId.:String)"
+    " TYPE bloom_filter(0.001) GRANULARITY 1"
+)
 
 
 @dataclass(frozen=True)
@@ -95,6 +117,7 @@ def _variants() -> list[Variant]:
         Variant("text indexes on insert", "bench_insert_now", SENT_COLUMNS, text_on_insert),
         Variant("words+phrases on insert", "bench_insert_now", SENT_COLUMNS, two_on_insert),
         Variant("shared data as a map", "bench_insert_map", SENT_COLUMNS, now),
+        Variant("before the span columns", "bench_insert_no_spans", SENT_COLUMNS, now),
         Variant("raw only (the bound)", "bench_insert_raw", CAST_COLUMNS, bound),
     ]
 
@@ -106,6 +129,7 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
         "bench_insert_before",
         "bench_insert_now",
         "bench_insert_map",
+        "bench_insert_no_spans",
         "bench_insert_raw",
     ):
         store = ChdbEventStore(path, database=database)
@@ -118,12 +142,15 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
         f"ALTER TABLE {mapped.table} MODIFY SETTING "
         "object_shared_data_serialization_version_for_zero_level_parts = 'map'"
     )
+    no_spans = stores["bench_insert_no_spans"]
+    no_spans.command(f"ALTER TABLE {no_spans.table} {BEFORE_SPAN_COLUMNS}")
     bare = stores["bench_insert_raw"]
     bare.command(f"DROP VIEW {bare.table.split('.')[0]}.{PATHS_VIEW}")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_words")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_phrases")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_numbers")
+    bare.command(f"ALTER TABLE {bare.table} {DROP_SPAN_COLUMNS}")
     bare.command(f"ALTER TABLE {bare.table} DROP COLUMN data")
     return stores
 

@@ -5,6 +5,8 @@ dataset's log records and spans outside the timeframe are never part of an answe
 from __future__ import annotations
 
 import random
+import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -453,3 +455,120 @@ def test_a_full_page_of_services_is_not_cut_short_by_a_service_with_neither_entr
     assert plan is not None
     rows = plan.answer(lambda s: query_store.query(s.sql, s.params).rows)
     assert [(r["grp"], r["requests"]) for r in rows] == [("b-api", 1), ("c-api", 1)]
+
+
+# ------------------------------------------- the span columns (DDL 0020), whatever the types
+
+
+def _odd_spans(seed: int) -> list[dict[str, Any]]:
+    """Spans whose keys are stored as every type a read must take or leave: durations as
+    Int64, Float64 and UInt64 (past Int64's range), trace ids and status codes that are
+    numbers (an event with a numeric trace id is no span), an empty parent span id (a
+    root)."""
+    rng = random.Random(seed)
+    events = generate_spans(seed)
+    for i, event in enumerate(events):
+        if i % 7 == 0:
+            event["duration"] = 2**63 + rng.randrange(1, 10**6)
+        elif i % 11 == 0:
+            event["traceId"] = rng.randrange(1, 10**9)
+        elif i % 13 == 0:
+            event["status"] = {"code": 2}
+        elif i % 17 == 0 and "parentSpanId" in event:
+            event["parentSpanId"] = ""
+    return events
+
+
+def _searches() -> list[dict[str, Any]]:
+    return [
+        {**FRAME, "orderBy": "duration", "limit": 1000},
+        {**FRAME, "services": ["orders"], "orderBy": "duration", "limit": 7},
+        {**FRAME, "status": "error", "limit": 1000},
+        {**FRAME, "minDuration": 300, "maxDuration": 900, "limit": 1000},
+        {**FRAME, "limit": 5},
+    ]
+
+
+def _answers(store: Any, tenant: Tenant) -> tuple[list[Any], list[Any]]:
+    from limelight.query.traces import validate_search
+    from limelight.runs.spans import search_traces, service_overview
+
+    limits = RunLimits.from_settings(Settings(data_dir="/nonexistent"))
+    deadline = time.monotonic() + 60
+    searches = [
+        search_traces(store, tenant, validate_search(body), limits, deadline)["traces"]
+        for body in _searches()
+    ]
+    overviews = [
+        service_overview(store, tenant, DATASET, TIMEFRAME, limits, deadline, service=service)
+        for service in (None, "gateway", "batch")
+    ]
+    return searches, overviews
+
+
+def _expected(records: list[ref.Record]) -> tuple[list[Any], list[Any]]:
+    searches = [reference_search(records, body) for body in _searches()]
+    overviews = [reference_overview(records, service) for service in (None, "gateway", "batch")]
+    return searches, overviews
+
+
+def test_spans_of_every_stored_type_are_read_as_the_reference_reads_them(
+    query_store: Any,
+) -> None:
+    tenant = Tenant(WORKSPACE, "env_spans_odd_types")
+    records = ref.store_events(query_store, tenant, DATASET, _odd_spans(seed=23))
+    limits = RunLimits.from_settings(Settings(data_dir="/nonexistent"))
+    held = stored_types(query_store, tenant, ["duration", "traceId", "status.code"], limits)
+    assert held == {
+        "duration": {"Int64", "Float64", "UInt64"},
+        "traceId": {"String", "Int64"},
+        "status.code": {"String", "Int64"},
+    }
+    searches, overviews = _answers(query_store, tenant)
+    assert all(searches) and all(overviews)
+    assert (searches, overviews) == _expected(records)
+
+
+def test_spans_stored_before_the_span_columns_answer_alike_before_and_after_the_mutation(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """An upgrade: parts written before DDL 0020 have none of its columns, which the
+    engine computes from `data` when such a part is read, until the file's mutation has
+    written them. A database of its own: the mutation reads every part of it."""
+    from limelight.store.events.chdb_store import ChdbEventStore
+    from limelight.store.events.ddl import DdlTarget, ddl_files
+
+    shared = ref.shared_chdb_store(tmp_path_factory)
+    database = f"spans_{uuid.uuid4().hex[:8]}"
+    store = ChdbEventStore(shared.path, database=database)
+    store.start()
+    try:
+        columns = ["trace_hash", "span_duration", "is_span", "is_root_span"]
+        columns += ["is_error_span", "is_entry_span"]
+        drop = ", ".join(f"DROP COLUMN {c}" for c in columns)
+        store.command(f"ALTER TABLE {store.table} DROP INDEX trace_hashes, {drop}")
+        tenant = Tenant(WORKSPACE, "env_spans_upgrade")
+        records = ref.store_events(store, tenant, DATASET, _odd_spans(seed=29))
+        (text,) = [text for version, text in ddl_files() if version == 20]
+        added, index, _, materialize, materialize_index = DdlTarget(database).render(text)
+        store.command(added)
+        store.command(index)
+
+        def written() -> set[str]:
+            held = store.query(
+                "SELECT DISTINCT column FROM system.parts_columns WHERE database = {db:String}"
+                " AND table = 'events' AND active",
+                {"db": database},
+            ).rows
+            return {r["column"] for r in held} & set(columns)
+
+        assert written() == set()  # computed when read
+        expected = _expected(records)
+        assert _answers(store, tenant) == expected
+        for statement in (materialize, materialize_index):
+            store.command(f"{statement} SETTINGS mutations_sync = 2")
+        assert written() == set(columns)
+        assert _answers(store, tenant) == expected
+    finally:
+        store.command(f"DROP DATABASE {database}")
+        store.close()

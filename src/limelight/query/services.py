@@ -165,7 +165,7 @@ class _Overview:
         groups that have such spans alone."""
         params = Params()
         cond = self._where(params, services)
-        span = SpanSql.of(self.stored, params)
+        span = SpanSql.of(self.stored)
         counted = counted_of(span)
         columns = [
             f"{self._group(span)} AS grp",
@@ -193,7 +193,7 @@ class _Overview:
         the groups of each service (a window over the grouped rows)."""
         params = Params()
         cond = self._where(params)
-        span = SpanSql.of(self.stored, params)
+        span = SpanSql.of(self.stored)
         sides = {"e": span.is_entry, "r": span.is_root}
         columns = [f"{self._group(span)} AS grp"]
         for side, counted in sides.items():
@@ -302,7 +302,7 @@ def errors_statement(
         stored,
         lambda p: [f"service = {p.add(service, 'String')}"],
     )
-    span = SpanSql.of(stored, params)
+    span = SpanSql.of(stored)
     columns = ", ".join(
         [
             f"{span.error} AS error",

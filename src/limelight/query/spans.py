@@ -7,7 +7,11 @@ A span is an event as ``ingest/otlp/spans.py`` writes it: ``traceId``,
 the ``service`` column and the span's start the event time. The trace search
 and the service overview read these keys through ``StoredTypes``, as a run
 reads its keys: only the types the tenant's events hold them as, and a key that
-never holds a string (a dataset without spans) reads as nothing.
+never holds a string (a dataset without spans) reads as nothing. What they test
+or aggregate for every span (is it a span, its trace's hash, its duration, is it
+a root, failed, an entry span) are columns the events table computes from these
+keys as parts are written (DDL 0020), whatever types the keys are stored as: a
+column of 1 to 8 bytes an event is read instead of the JSON column's paths.
 """
 
 from __future__ import annotations
@@ -30,20 +34,29 @@ DURATION = "duration"
 STATUS_CODE = "status.code"
 ERROR = "error"
 SPAN_KEYS = (TRACE_ID, PARENT_SPAN_ID, NAME, KIND, DURATION, STATUS_CODE, ERROR)
-# The kinds of the spans where a request enters a service (SigNoz, Jaeger and HyperDX
-# count a service's requests on these): a server handling a call, a consumer a message.
-ENTRY_KINDS = ("SERVER", "CONSUMER")
 # What a key that never holds a string or a number reads as: typed, so the aggregates
 # over it keep a type.
 NO_STRING = "CAST(NULL, 'Nullable(String)')"
 NO_NUMBER = "CAST(NULL, 'Nullable(Float64)')"
+# The span columns the events table computes from `data` as parts are written (DDL
+# 0020): each is exactly the expression over the keys above it replaces, whatever types
+# they are stored as.
+TRACE_HASH = "trace_hash"  # cityHash64 of the trace id
+DURATION_COLUMN = "span_duration"  # Nullable(Float64)
+IS_SPAN = "is_span"  # a trace id and a kind, both non-empty strings
+IS_ROOT = "is_root_span"  # no parent span id, or an empty one
+IS_ERROR = "is_error_span"  # status.code ERROR
+# Kind SERVER or CONSUMER: where a request enters a service (SigNoz, Jaeger and HyperDX
+# count a service's requests on these), a server handling a call, a consumer a message.
+IS_ENTRY = "is_entry_span"
 
 
 @dataclass(frozen=True)
 class SpanSql:
-    """The span keys as SQL over the events table, for one statement (its ``Params``)."""
+    """The span keys as SQL over the events table."""
 
     trace_id: str  # Nullable(String)
+    trace: str  # UInt64: the trace id's hash, as traces are grouped
     name: str  # Nullable(String)
     duration: str  # ms, Float64; a span without one lasts 0
     latency: str  # ms, Nullable(Float64): NULL without one, so percentiles skip it
@@ -53,27 +66,20 @@ class SpanSql:
     error: str  # Nullable(String): the failed span's message
 
     @classmethod
-    def of(cls, stored: StoredTypes, params: Params) -> SpanSql:
-        def string(key: str) -> str | None:
-            return stored.expr(key).scalars.get("string")
-
-        duration = stored.expr(DURATION).scalars.get("number")
-        parent = string(PARENT_SPAN_ID)
-        status = string(STATUS_CODE)
-        kind = string(KIND)
+    def of(cls, stored: StoredTypes) -> SpanSql:
+        """The keys as the span columns of DDL 0020 hold them, or as constants when the
+        tenant's events never hold the key as the type the column reads."""
+        held = {key: stored.expr(key).scalars for key in SPAN_KEYS}
         return cls(
-            trace_id=string(TRACE_ID) or NO_STRING,
-            name=string(NAME) or NO_STRING,
-            duration=f"ifNull({duration}, 0)" if duration else "0",
-            latency=duration or NO_NUMBER,
-            is_root=f"ifNull({parent}, '') = ''" if parent else "1",
-            is_error=f"ifNull({status} = {params.add('ERROR', 'String')}, 0)" if status else "0",
-            is_entry=(
-                f"ifNull({kind} IN ({', '.join(params.add(k, 'String') for k in ENTRY_KINDS)}), 0)"
-                if kind
-                else "0"
-            ),
-            error=string(ERROR) or NO_STRING,
+            trace_id=held[TRACE_ID].get("string") or NO_STRING,
+            trace=TRACE_HASH,
+            name=held[NAME].get("string") or NO_STRING,
+            duration=f"ifNull({DURATION_COLUMN}, 0)" if "number" in held[DURATION] else "0",
+            latency=DURATION_COLUMN if "number" in held[DURATION] else NO_NUMBER,
+            is_root=IS_ROOT if "string" in held[PARENT_SPAN_ID] else "1",
+            is_error=IS_ERROR if "string" in held[STATUS_CODE] else "0",
+            is_entry=IS_ENTRY if "string" in held[KIND] else "0",
+            error=held[ERROR].get("string") or NO_STRING,
         )
 
 
@@ -105,15 +111,14 @@ def spans_where(
     overview of 1M spans (an OTLP span never has an empty one).
     """
     trace_id, kind = (stored.expr(key).scalars["string"] for key in (TRACE_ID, KIND))
-    held = f"{trace_id} != ''" if ids_read else f"NOT {trace_id}.null"
+    held = [IS_SPAN] if ids_read else [f"NOT {trace_id}.null", f"{kind} != ''"]
     return scope.where(
         params,
         lambda p: [
             f"dataset = {p.add(dataset, 'String')}",
             f"timestamp >= fromUnixTimestamp64Milli({p.add(timeframe.from_ms, 'Int64')})",
             f"timestamp < fromUnixTimestamp64Milli({p.add(timeframe.to_ms, 'Int64')})",
-            held,
-            f"{kind} != ''",
+            *held,
             *more(p),
         ],
     )

@@ -55,3 +55,18 @@ def test_a_cluster_gets_replicated_tables_with_distributed_ones_over_them() -> N
     # The view that records paths fires on the shards' own inserts.
     assert "TO limelight.event_paths_local AS" in rendered
     assert "FROM limelight.events_local\n" in rendered
+
+
+def test_a_column_the_reads_select_is_added_to_the_distributed_table_too() -> None:
+    """The span columns (0020) are the shards'; the Distributed table that queries read
+    needs them by name, with the same expression."""
+    (text,) = [text for version, text in ddl_files() if version == 20]
+    single = DdlTarget("limelight").render(text)
+    cluster = DdlTarget("limelight", "prod").render(text)
+    added = [s for s in cluster if "ADD COLUMN IF NOT EXISTS trace_hash" in s]
+    assert [s.split("\n")[-7] for s in added] == [
+        "ALTER TABLE limelight.events_local ON CLUSTER prod",
+        "ALTER TABLE limelight.events ON CLUSTER prod",
+    ]
+    assert added[0].split("\n")[-6:] == added[1].split("\n")[-6:]
+    assert len(cluster) == len(single) + 1

@@ -17,8 +17,11 @@ They hold placeholders, rendered for the target:
 
 A file may hold several statements, each ending with a line of ``;``; a
 statement whose first line is ``-- cluster only`` applies on a cluster alone
-(the Distributed tables). On one server the rendering is the statement as it
-was always applied: an applied file never changes meaning.
+(the Distributed tables), and one with a line ``-- cluster: the Distributed
+table too`` applies on a cluster to the shards' table and then, with
+``{local}`` left out, to the Distributed one (a column it must read by name).
+On one server the rendering is the statement as it was always applied: an
+applied file never changes meaning.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from importlib import resources
 VERSIONS_TABLE = "schema_versions"
 _SEPARATOR = "\n;\n"
 _CLUSTER_ONLY = "-- cluster only"
+_DISTRIBUTED_TOO = "-- cluster: the Distributed table too"
 
 
 def ddl_files() -> list[tuple[int, str]]:
@@ -61,9 +65,14 @@ class DdlTarget:
         for part in text.split(_SEPARATOR):
             if not part.strip() or (not on and part.lstrip().startswith(_CLUSTER_ONLY)):
                 continue
-            for name, value in values.items():
-                part = part.replace(name, value)
-            statements.append(part.strip("\n"))
+            tables = [values]
+            if on and f"\n{_DISTRIBUTED_TOO}\n" in f"\n{part}":
+                tables.append({**values, "{local}": ""})
+            for each in tables:
+                rendered = part
+                for name, value in each.items():
+                    rendered = rendered.replace(name, value)
+                statements.append(rendered.strip("\n"))
         return statements
 
     def preamble(self) -> list[str]:
