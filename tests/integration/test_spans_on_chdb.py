@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from limelight.query.keys import StoredTypes
-from limelight.query.plans import CompiledQuery
+from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.scope import RunOptions, Scope
 from limelight.query.services import Series, overview_statement, shape_errors, shape_overview
+from limelight.query.spans import HOUR_MS
 from limelight.query.traces import TraceSearchPlan, shape_traces
 from limelight.runs.limits import RunLimits
 from limelight.runs.lookups import stored_types
@@ -128,11 +129,11 @@ def run(query_store: Any, name: str) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- the reference
 
 
-def _in_frame(records: list[ref.Record]) -> list[ref.Record]:
+def _in_frame(records: list[ref.Record], frame: Timeframe = TIMEFRAME) -> list[ref.Record]:
     return [
         r
         for r in records
-        if TIMEFRAME.from_ms <= r.system["_timestamp"] < TIMEFRAME.to_ms
+        if frame.from_ms <= r.system["_timestamp"] < frame.to_ms
         and isinstance(r.flat.get("traceId"), str)
         and isinstance(r.flat.get("kind"), str)
     ]
@@ -151,6 +152,13 @@ def _duration(r: ref.Record) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
+def _end(r: ref.Record, frm: int) -> float:
+    """A span's end from the timeframe's start, summed as the statements sum it (query
+    .traces): its hour's start from the timeframe's, plus its end past that hour."""
+    hour, in_hour = divmod(r.system["_timestamp"], HOUR_MS)
+    return hour * HOUR_MS - frm + (in_hour + _duration(r))
+
+
 def _matches(r: ref.Record, search: dict[str, Any]) -> bool:
     if search.get("services") and r.system["_service"] not in search["services"]:
         return False
@@ -164,14 +172,15 @@ def _matches(r: ref.Record, search: dict[str, Any]) -> bool:
 
 
 def reference_search(records: list[ref.Record], search: dict[str, Any]) -> list[dict[str, Any]]:
+    frame = Timeframe(search["from"], search["to"])
     traces: dict[str, list[ref.Record]] = defaultdict(list)
-    for r in _in_frame(records):
+    for r in _in_frame(records, frame):
         traces[r.flat["traceId"]].append(r)
     found = []
     for trace_id, spans in traces.items():
         start = min(r.system["_timestamp"] for r in spans)
-        frm = TIMEFRAME.from_ms
-        duration = max(r.system["_timestamp"] - frm + _duration(r) for r in spans) - (start - frm)
+        frm = frame.from_ms
+        duration = max(_end(r, frm) for r in spans) - (start - frm)
         if not any(_matches(r, search) for r in spans):
             continue
         if duration < search.get("minDuration", 0) or duration > search.get(
@@ -546,7 +555,9 @@ def test_spans_stored_before_the_span_columns_answer_alike_before_and_after_the_
         columns = ["trace_hash", "span_duration", "is_span", "is_root_span"]
         columns += ["is_error_span", "is_entry_span"]
         drop = ", ".join(f"DROP COLUMN {c}" for c in columns)
-        store.command(f"ALTER TABLE {store.table} DROP INDEX trace_hashes, {drop}")
+        # As before DDL 0020: without the trace projections over its columns (0021).
+        projections = "DROP PROJECTION trace_hours, DROP PROJECTION trace_services"
+        store.command(f"ALTER TABLE {store.table} {projections}, DROP INDEX trace_hashes, {drop}")
         tenant = Tenant(WORKSPACE, "env_spans_upgrade")
         records = ref.store_events(store, tenant, DATASET, _odd_spans(seed=29))
         (text,) = [text for version, text in ddl_files() if version == 20]
@@ -569,6 +580,90 @@ def test_spans_stored_before_the_span_columns_answer_alike_before_and_after_the_
             store.command(f"{statement} SETTINGS mutations_sync = 2")
         assert written() == set(columns)
         assert _answers(store, tenant) == expected
+    finally:
+        store.command(f"DROP DATABASE {database}")
+        store.close()
+
+
+# ------------------------------------------------- the trace projections (DDL 0021)
+
+
+def test_the_slowest_traces_of_a_service_read_the_trace_projections_for_whole_hours(
+    query_store: Any, spans: list[ref.Record]
+) -> None:
+    """The hours the timeframe holds whole are read from the projections' rows rather
+    than the spans (the edges, and the page's traces gathered whole, from the spans):
+    fewer rows read than with the projections turned off, for the same answer."""
+    plan = search_plan("search_services_past_an_edge", query_store.table)
+    statement = plan.step(plan.search.from_).statement
+
+    def read(setting: str) -> Any:
+        sql = statement.sql.replace(
+            " SETTINGS ", f" SETTINGS optimize_use_projections = {setting}, "
+        )
+        return query_store.query(sql, statement.params)
+
+    summaries, spans_alone = read("1"), read("0")
+    assert summaries.rows == spans_alone.rows and summaries.rows
+    assert summaries.rows_read < spans_alone.rows_read
+
+
+def test_parts_without_the_projections_and_deleted_spans_answer_as_the_reference(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Parts written before DDL 0021 have no projection until its mutation wrote them
+    (the engine reads their spans instead), and a lightweight DELETE (retention, a
+    tenant's removal) rebuilds the projections of the parts it touches: neither changes
+    an answer. A database of its own: its parts are changed."""
+    from limelight.store.events.chdb_store import ChdbEventStore
+
+    shared = ref.shared_chdb_store(tmp_path_factory)
+    database = f"spans_{uuid.uuid4().hex[:8]}"
+    store = ChdbEventStore(shared.path, database=database)
+    store.start()
+    try:
+        tenant = Tenant(WORKSPACE, ENVIRONMENT)
+        events = generate_spans(seed=31)
+        half = len(events) // 2
+        records = ref.store_events(store, tenant, DATASET, events[:half])
+        for name in ("trace_hours", "trace_services"):
+            store.command(
+                f"ALTER TABLE {store.table} CLEAR PROJECTION {name} SETTINGS mutations_sync = 2"
+            )
+        records += ref.store_events(store, tenant, DATASET, events[half:])
+        held = store.query(
+            "SELECT name, count() AS parts FROM system.projection_parts"
+            " WHERE database = {db:String} AND active GROUP BY name ORDER BY name",
+            {"db": database},
+        ).rows
+        assert held == [{"name": "trace_hours", "parts": 1}, {"name": "trace_services", "parts": 1}]
+
+        def answers() -> list[Any]:
+            return [
+                search(store, search_plan(name, store.table))
+                for name in ("search_slowest_hours", "search_services_past_an_edge")
+            ]
+
+        def expected(kept: list[ref.Record]) -> list[Any]:
+            return [
+                reference_search(kept, {**FRAME, **SEARCHES[name]})
+                for name in ("search_slowest_hours", "search_services_past_an_edge")
+            ]
+
+        assert all(expected(records))
+        assert answers() == expected(records)
+        # The slowest trace of the orders service loses its spans of another service.
+        slowest = expected(records)[0][0]["traceId"]
+        store.command(
+            f"DELETE FROM {store.table} WHERE data.traceId.:String = {{t:String}}"
+            " AND service != 'orders'",
+            {"t": slowest},
+        )
+        kept = [
+            r for r in records if r.flat["traceId"] != slowest or r.system["_service"] == "orders"
+        ]
+        assert expected(kept) != expected(records)
+        assert answers() == expected(kept)
     finally:
         store.command(f"DROP DATABASE {database}")
         store.close()

@@ -49,6 +49,13 @@ IS_ERROR = "is_error_span"  # status.code ERROR
 # Kind SERVER or CONSUMER: where a request enters a service (SigNoz, Jaeger and HyperDX
 # count a service's requests on these), a server handling a call, a consumer a message.
 IS_ENTRY = "is_entry_span"
+# The hour a span starts in, as the trace projections (DDL 0021) key their rows: a
+# number of hours since the epoch. The statements write it exactly so (the engine uses a
+# projection only for the expressions it was built over).
+HOUR_MS = 3_600_000
+HOUR = f"intDiv(toUnixTimestamp64Milli(timestamp), {HOUR_MS})"
+# A span's end in ms past the start of its hour, as ``trace_hours`` keeps their maximum.
+END_IN_HOUR = f"toUnixTimestamp64Milli(timestamp) % {HOUR_MS} + ifNull({DURATION_COLUMN}, 0)"
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ def spans_where(
     scope: Scope,
     params: Params,
     dataset: str,
-    timeframe: Timeframe,
+    timeframe: Timeframe | Sequence[Timeframe],
     stored: StoredTypes,
     more: Callable[[Params], Sequence[str]] = lambda _: (),
     *,
@@ -118,14 +125,39 @@ def spans_where(
     else:
         trace_id, kind = (stored.expr(key).scalars["string"] for key in (TRACE_ID, KIND))
         held = [f"NOT {trace_id}.null", f"{kind} != ''"]
+    frames = [timeframe] if isinstance(timeframe, Timeframe) else list(timeframe)
+
+    def within(p: Params, frame: Timeframe) -> str:
+        return (
+            f"timestamp >= fromUnixTimestamp64Milli({p.add(frame.from_ms, 'Int64')})"
+            f" AND timestamp < fromUnixTimestamp64Milli({p.add(frame.to_ms, 'Int64')})"
+        )
+
+    def times(p: Params) -> str:
+        if len(frames) == 1:
+            return within(p, frames[0])
+        return "(" + " OR ".join(f"({within(p, f)})" for f in frames) + ")"
+
+    return scope.where(
+        params,
+        lambda p: [f"dataset = {p.add(dataset, 'String')}", times(p), *held, *more(p)],
+    )
+
+
+def span_hours_where(
+    scope: Scope, params: Params, dataset: str, hours: tuple[int, int]
+) -> Condition:
+    """The tenant's spans of a dataset that start in the whole hours ``hours`` (first,
+    end: hour numbers since the epoch, ``HOUR``): conditions over the keys of the trace
+    projections (DDL 0021) alone, so the engine reads their rows instead of the spans."""
+    first, end = hours
     return scope.where(
         params,
         lambda p: [
             f"dataset = {p.add(dataset, 'String')}",
-            f"timestamp >= fromUnixTimestamp64Milli({p.add(timeframe.from_ms, 'Int64')})",
-            f"timestamp < fromUnixTimestamp64Milli({p.add(timeframe.to_ms, 'Int64')})",
-            *held,
-            *more(p),
+            f"{HOUR} >= {p.add(first, 'Int64')}",
+            f"{HOUR} < {p.add(end, 'Int64')}",
+            IS_SPAN,
         ],
     )
 

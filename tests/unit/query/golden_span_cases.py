@@ -86,6 +86,39 @@ SEARCHES: dict[str, dict[str, Any]] = {
         "limit": 1000,
     },
 }
+# Timeframes of several hours, whose whole hours the slowest traces are read for from
+# the trace projections (DDL 0021): one ending an hour past the spans, whose traces
+# cross from one whole hour into the next; one that begins among the spans, so traces
+# cross from its first, partial hour into a whole one.
+HOURS_FRAME = {"from": TIMEFRAME.from_ms - 3_600_000, "to": TIMEFRAME.to_ms + 3_600_001}
+EDGE_FRAME = {
+    "from": TIMEFRAME.from_ms + 300_000,
+    "to": (TIMEFRAME.to_ms // 3_600_000 + 1) * 3_600_000 + 1,
+}
+SEARCHES.update(
+    {
+        "search_slowest_hours": {
+            **HOURS_FRAME,
+            "services": ["orders"],
+            "orderBy": "duration",
+            "limit": 9,
+        },
+        "search_services_past_an_edge": {
+            **EDGE_FRAME,
+            "services": ["orders", "users"],
+            "orderBy": "duration",
+            "limit": 1000,
+        },
+        "search_name_hours": {
+            **HOURS_FRAME,
+            "name": "GET /api/cart",
+            "minDuration": 20,
+            "orderBy": "duration",
+            "limit": 1000,
+        },
+        "search_latest_hours": {**EDGE_FRAME, "limit": 1000},
+    }
+)
 OVERVIEWS: dict[str, OverviewCase] = {
     "services": OverviewCase(),
     "services_series": OverviewCase(series_ms=600_000),

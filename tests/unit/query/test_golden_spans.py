@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -51,8 +52,17 @@ def _check_scoped(statement: CompiledQuery) -> None:
     passes = statement.sql.split(f" FROM {TABLE} ")[1:]
     assert passes
     for where in passes:
-        assert where.startswith(
-            "WHERE workspace_id = {p0:String} AND environment_id = {p1:String} AND "
+        # Each condition binds the tenant anew (a statement over several timeframes has
+        # several): always this tenant's values.
+        tenant = re.match(
+            r"WHERE workspace_id = \{(p\d+):String\} AND environment_id = \{(p\d+):String\} AND ",
+            where,
+        )
+        assert tenant, where[:120]
+        workspace, environment = tenant.groups()
+        assert (statement.params[workspace], statement.params[environment]) == (
+            WORKSPACE,
+            ENVIRONMENT,
         )
     assert statement.params["p0"] == WORKSPACE and statement.params["p1"] == ENVIRONMENT
     assert " LIMIT " in statement.sql and statement.sql.endswith(scope().settings())
