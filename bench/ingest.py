@@ -95,11 +95,46 @@ class Batch:
     tenant: int = 0  # which of the run's tenants sends it
 
 
-def make_batches(count: int, per_batch: int | None, dataset: str, seed: int = 7) -> list[Batch]:
-    """``count`` events cut into bodies of ``per_batch`` events (None: as many as fit in 6MB)."""
+def make_span(rng: random.Random, at_ms: int) -> dict[str, Any]:
+    """A span as OTLP stores it, about 0.5kb as JSON: four to a trace (the event's time in
+    ms says which trace and which of its spans), a root at the gateway and three
+    children in one of the routes' services."""
+    trace, part = divmod(at_ms, 4)
+    service = "gateway" if part < 2 else ROUTES[trace % len(ROUTES)].strip("/").replace("/", "-")
+    span: dict[str, Any] = {
+        "timestamp": at_ms,
+        "service": service,
+        "name": ["GET /api/cart", "call orders", "orders handler", "SELECT"][part],
+        "traceId": f"{trace * 2654435761 % 2**128:032x}",
+        "spanId": f"{rng.getrandbits(64):016x}",
+        "kind": ["SERVER", "CLIENT", "SERVER", "INTERNAL"][part],
+        "duration": round(rng.expovariate(1 / 40), 3),
+        "status": {"code": "ERROR" if rng.random() < 0.02 else "UNSET"},
+        "attributes": {
+            "http.route": rng.choice(ROUTES),
+            "region": rng.choice(["eu-west-1", "us-east-1", "ap-south-1", "eu-west-2"]),
+            "user.id": rng.randrange(1, 50_000),
+            **{f"noise{i}": f"v{rng.randrange(4)}" for i in range(10)},
+        },
+    }
+    if part:
+        span["parentSpanId"] = f"{rng.getrandbits(64):016x}"
+    return span
+
+
+def make_batches(
+    count: int,
+    per_batch: int | None,
+    dataset: str,
+    seed: int = 7,
+    make: Callable[[random.Random, int], dict[str, Any]] = make_event,
+) -> list[Batch]:
+    """``count`` events (``make`` each, log lines by default) cut into bodies of
+    ``per_batch`` events (None: as many as fit in 6MB)."""
     rng = random.Random(seed)
     start = int(time.time() * 1000) - 3_600_000
-    events = [make_event(rng, start + i) for i in range(count)]
+    start -= start % 4  # a span's time says which of its trace's four it is (make_span)
+    events = [make(rng, start + i) for i in range(count)]
     raws = [orjson.dumps(e) for e in events]
     groups: list[list[int]] = [[]]
     size = 2

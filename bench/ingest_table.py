@@ -25,20 +25,26 @@ one session into tables of one engine, in turns, in inserts of 12,000 events
   the reads over spans (the trace id's hash, the duration, four flags) and the index of
   the trace ids' hashes, which their 0017 index (an expression over `data`) replaced as
   it was: what those columns cost an INSERT;
+- before the trace projections: now, without the two projections of DDL 0021 that the
+  slowest traces read for whole hours (per trace and hour; per trace, hour and
+  service): what building them costs an INSERT;
 - raw only: a table of the typed columns and `raw` alone (no `data`, no index, no
   paths view), what the engine does without parsing the JSON: the bound.
 
-Every table has the fsync settings of the events table (0002).
+Every table has the fsync settings of the events table (0002). Each is timed with the
+ingest section's log events, then with spans as OTLP stores them (``make_span``).
 """
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from bench.ingest import make_batches
+from bench.ingest import make_batches, make_event, make_span
 from limelight.settings import MIB
 from limelight.store.events.base import (
     INSERT_COLUMNS,
@@ -71,6 +77,8 @@ SPAN_COLUMNS = (
 DROP_SPAN_COLUMNS = "DROP INDEX trace_hashes, " + ", ".join(
     f"DROP COLUMN {c}" for c in SPAN_COLUMNS
 )
+# The trace projections of DDL 0021 (over the span columns: dropped before them).
+DROP_TRACE_PROJECTIONS = "DROP PROJECTION trace_hours, DROP PROJECTION trace_services"
 # The table as DDL 0017 left it: the span columns dropped, the trace index of 0017 over
 # `data` in place of 0020's over the hash column.
 BEFORE_SPAN_COLUMNS = (
@@ -118,6 +126,7 @@ def _variants() -> list[Variant]:
         Variant("words+phrases on insert", "bench_insert_now", SENT_COLUMNS, two_on_insert),
         Variant("shared data as a map", "bench_insert_map", SENT_COLUMNS, now),
         Variant("before the span columns", "bench_insert_no_spans", SENT_COLUMNS, now),
+        Variant("before trace projections", "bench_insert_no_trace_hours", SENT_COLUMNS, now),
         Variant("raw only (the bound)", "bench_insert_raw", CAST_COLUMNS, bound),
     ]
 
@@ -130,6 +139,7 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
         "bench_insert_now",
         "bench_insert_map",
         "bench_insert_no_spans",
+        "bench_insert_no_trace_hours",
         "bench_insert_raw",
     ):
         store = ChdbEventStore(path, database=database)
@@ -143,13 +153,17 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
         "object_shared_data_serialization_version_for_zero_level_parts = 'map'"
     )
     no_spans = stores["bench_insert_no_spans"]
+    no_spans.command(f"ALTER TABLE {no_spans.table} {DROP_TRACE_PROJECTIONS}")
     no_spans.command(f"ALTER TABLE {no_spans.table} {BEFORE_SPAN_COLUMNS}")
+    no_hours = stores["bench_insert_no_trace_hours"]
+    no_hours.command(f"ALTER TABLE {no_hours.table} {DROP_TRACE_PROJECTIONS}")
     bare = stores["bench_insert_raw"]
     bare.command(f"DROP VIEW {bare.table.split('.')[0]}.{PATHS_VIEW}")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_words")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_phrases")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_numbers")
+    bare.command(f"ALTER TABLE {bare.table} {DROP_TRACE_PROJECTIONS}")
     bare.command(f"ALTER TABLE {bare.table} {DROP_SPAN_COLUMNS}")
     bare.command(f"ALTER TABLE {bare.table} DROP COLUMN data")
     return stores
@@ -160,31 +174,48 @@ def run(ctx: BenchContext) -> None:
     stores = _tables(ctx)
     variants = _variants()
     try:
-        results: dict[tuple[str, int], list[float]] = {}
-        for per in (12_000, 1_000):
-            batches = make_batches(events, per, "bench")
-            sent = [encode_rows(TENANT, b.rows).decode() for b in batches]
-            # Without `data` (the last field of each line), for the INSERTs that do not send it.
-            cast = ["\n".join(line.rsplit("\t", 1)[0] for line in b.split("\n")) for b in sent]
-            for repeat in range(max(3, ctx.repeats)):
-                order = variants if repeat % 2 == 0 else list(reversed(variants))
-                for v in order:
-                    store = stores[v.database]
-                    store.command(f"TRUNCATE TABLE {store.table}")
-                    time.sleep(0.5)
-                    started = time.perf_counter()
-                    for body in cast if v.columns == CAST_COLUMNS else sent:
-                        store.command(
-                            f"INSERT INTO {store.table} ({v.columns}) SETTINGS {v.settings} "
-                            f"FORMAT TSV\n{body}"
-                        )
-                    results.setdefault((v.name, per), []).append(time.perf_counter() - started)
+        for kind, make in (("log events", make_event), ("spans", make_span)):
+            print(_timed(stores, variants, kind, events, make, max(3, ctx.repeats)))
     finally:
         for store in stores.values():
             store.close()
-    print(f"{events:,} events, one session, medians of {max(3, ctx.repeats)} in turns; events/s")
-    print(f"{'table and INSERT':28s} {'12,000 per INSERT':>18s} {'1,000 per INSERT':>17s}")
+
+
+def _timed(
+    stores: dict[str, ChdbEventStore],
+    variants: list[Variant],
+    kind: str,
+    events: int,
+    make: Callable[[random.Random, int], dict[str, Any]],
+    repeats: int,
+) -> str:
+    """Each variant's INSERTs of ``events`` events of ``make``, in turns: a table of
+    events/s."""
+    results: dict[tuple[str, int], list[float]] = {}
+    for per in (12_000, 1_000):
+        batches = make_batches(events, per, "bench", make=make)
+        sent = [encode_rows(TENANT, b.rows).decode() for b in batches]
+        # Without `data` (the last field of each line), for the INSERTs that do not send it.
+        cast = ["\n".join(line.rsplit("\t", 1)[0] for line in b.split("\n")) for b in sent]
+        for repeat in range(repeats):
+            order = variants if repeat % 2 == 0 else list(reversed(variants))
+            for v in order:
+                store = stores[v.database]
+                store.command(f"TRUNCATE TABLE {store.table}")
+                time.sleep(0.5)
+                started = time.perf_counter()
+                for body in cast if v.columns == CAST_COLUMNS else sent:
+                    store.command(
+                        f"INSERT INTO {store.table} ({v.columns}) SETTINGS {v.settings} "
+                        f"FORMAT TSV\n{body}"
+                    )
+                results.setdefault((v.name, per), []).append(time.perf_counter() - started)
+    lines = [
+        f"{events:,} {kind}, one session, medians of {repeats} in turns; events/s",
+        f"{'table and INSERT':28s} {'12,000 per INSERT':>18s} {'1,000 per INSERT':>17s}",
+    ]
     for v in variants:
         big = events / statistics.median(results[(v.name, 12_000)])
         small = events / statistics.median(results[(v.name, 1_000)])
-        print(f"{v.name:28s} {big:18,.0f} {small:17,.0f}")
+        lines.append(f"{v.name:28s} {big:18,.0f} {small:17,.0f}")
+    return "\n".join(lines)
