@@ -366,7 +366,7 @@ ALTER TABLE limelight.events_local ON CLUSTER prod MATERIALIZE INDEX trace_hashe
 -- of in the hour, to find the traces of the searched services. A trace of four spans
 -- over two services is one row of the first, two of the second. Over 10M spans the
 -- statement that picks the slowest traces of a service reads 2.75M and 2.6M summary
--- rows (45 and 41 MB on disk for 11M spans) rather than every span twice: 0.39 s
+-- rows (45 and 42 MB on disk for 11M spans) rather than every span twice: 0.35 s
 -- against 0.58 s (query.traces). The engine
 -- builds them as it writes and merges a part; parts written before this file get them
 -- from the mutation below, in the background, and are read span by span until then,
@@ -380,11 +380,14 @@ ALTER TABLE limelight.events_local ON CLUSTER prod ADD PROJECTION IF NOT EXISTS 
 );
 
 -- 0021
+-- The service comes before the hour: a projection's rows are sorted by its keys, so
+-- the rows of the searched services are a range of them (over 10M spans, the slowest
+-- traces of a service took 0.35 s this way, 0.38 s with the hour first).
 ALTER TABLE limelight.events_local ON CLUSTER prod ADD PROJECTION IF NOT EXISTS trace_services (
-    SELECT workspace_id, environment_id, dataset, intDiv(toUnixTimestamp64Milli(timestamp), 3600000),
-           is_span, service, trace_hash
-    GROUP BY workspace_id, environment_id, dataset, intDiv(toUnixTimestamp64Milli(timestamp), 3600000),
-             is_span, service, trace_hash
+    SELECT workspace_id, environment_id, dataset, service,
+           intDiv(toUnixTimestamp64Milli(timestamp), 3600000), is_span, trace_hash
+    GROUP BY workspace_id, environment_id, dataset, service,
+             intDiv(toUnixTimestamp64Milli(timestamp), 3600000), is_span, trace_hash
 );
 
 -- 0021
