@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import pytest
 
 from limelight.query.keys import StoredTypes
@@ -667,3 +668,36 @@ def test_parts_without_the_projections_and_deleted_spans_answer_as_the_reference
     finally:
         store.command(f"DROP DATABASE {database}")
         store.close()
+
+
+def test_a_trace_whose_duration_passes_64_bits_is_answered_as_json(query_store: Any) -> None:
+    """A span's duration is any number the events hold: a UInt64 of 2**64 - 1 ms (a
+    Float64 of 2**64 once read) or a Float64 of 1e300 ms. The answer of
+    ``POST /v1/traces/search`` is encoded by ``json_response``: a whole duration
+    shaped as a Python int past 64 bits cannot be, and the search fails as a 500."""
+    from limelight.query.traces import validate_search
+    from limelight.runs.spans import search_traces
+    from limelight.web.problems import json_response
+
+    tenant = Tenant(WORKSPACE, "env_spans_huge_durations")
+    events = [
+        {
+            "timestamp": TIMEFRAME.from_ms + 1_000 * i,
+            "service": "gateway",
+            "traceId": f"{i + 1:032x}",
+            "spanId": f"{i + 1:016x}",
+            "kind": "SERVER",
+            "name": "GET /",
+            "duration": duration,
+        }
+        for i, duration in enumerate([2**64 - 1, 1e300])
+    ]
+    ref.store_events(query_store, tenant, DATASET, events)
+    limits = RunLimits.from_settings(Settings(data_dir="/nonexistent"))
+    body = {**FRAME, "orderBy": "duration", "limit": 10}
+    answer = search_traces(
+        query_store, tenant, validate_search(body), limits, time.monotonic() + 60
+    )
+    assert [t["traceId"] for t in answer["traces"]] == [f"{2:032x}", f"{1:032x}"]
+    sent = orjson.loads(json_response(answer).body)
+    assert [t["duration"] for t in sent["traces"]] == [1e300, 2.0**64]

@@ -61,6 +61,7 @@ from limelight.query.spans import (
 )
 from limelight.query.spec import OBJECT_EXAMPLES, Filter, FiniteFloat, filter_errors
 from limelight.query.sql import Params
+from limelight.query.values import number
 from limelight.validation import field_errors
 
 MAX_TRACES = 1_000
@@ -460,7 +461,9 @@ def shape_traces(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _ms(value: Any) -> float | int:
-    """A duration in ms as the spans hold them: a whole number stays an integer."""
-    number = float(value)
-    return int(number) if number.is_integer() else round(number, 6)
+def _ms(value: Any) -> Any:
+    """A duration in ms to the microsecond, written as the API writes numbers
+    (``values.number``): a whole one within 2**53 as an integer. Past that it stays a
+    float, as JSON can hold it (a UInt64 duration near 2**64 or one of 1e300 ms is a
+    whole float, and an integer past 64 bits cannot be encoded)."""
+    return number(round(float(value), 6))
