@@ -54,8 +54,15 @@ IS_ENTRY = "is_entry_span"
 # projection only for the expressions it was built over).
 HOUR_MS = 3_600_000
 HOUR = f"intDiv(toUnixTimestamp64Milli(timestamp), {HOUR_MS})"
-# A span's end in ms past the start of its hour, as ``trace_hours`` keeps their maximum.
-END_IN_HOUR = f"toUnixTimestamp64Milli(timestamp) % {HOUR_MS} + ifNull({DURATION_COLUMN}, 0)"
+# A span's duration when the tenant's spans hold it as a number (0 without one): the one
+# ``trace_hours`` sums.
+SUMMED_DURATION = f"ifNull({DURATION_COLUMN}, 0)"
+
+
+def end_in_hour(duration: str) -> str:
+    """A span's end in ms past the start of its hour; ``trace_hours`` keeps the greatest
+    of ``end_in_hour(SUMMED_DURATION)``."""
+    return f"toUnixTimestamp64Milli(timestamp) % {HOUR_MS} + {duration}"
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,7 @@ class SpanSql:
             trace_id=held[TRACE_ID].get("string") or NO_STRING,
             trace=TRACE_HASH,
             name=held[NAME].get("string") or NO_STRING,
-            duration=f"ifNull({DURATION_COLUMN}, 0)" if "number" in held[DURATION] else "0",
+            duration=SUMMED_DURATION if "number" in held[DURATION] else "0",
             latency=DURATION_COLUMN if "number" in held[DURATION] else NO_NUMBER,
             is_root=IS_ROOT if "string" in held[PARENT_SPAN_ID] else "1",
             is_error=IS_ERROR if "string" in held[STATUS_CODE] else "0",

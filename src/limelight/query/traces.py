@@ -48,12 +48,12 @@ from limelight.query.keys import StoredTypes
 from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.scope import Scope, Select
 from limelight.query.spans import (
-    DURATION_COLUMN,
-    END_IN_HOUR,
     HOUR,
     HOUR_MS,
+    SUMMED_DURATION,
     TRACE_HASH,
     SpanSql,
+    end_in_hour,
     filters_sql,
     holds_spans,
     span_hours_where,
@@ -73,10 +73,6 @@ MAX_SERVICES = 100
 MAX_SEARCHED_SERVICES = 100
 # The last millisecond of the year 9999 (as query runs take it).
 MAX_UNIX_MS = 253_402_300_799_999
-
-# The duration as the tenant's spans hold it when they hold it as a number (SpanSql), the
-# one ``trace_hours`` sums (DDL 0021).
-SUMMED_DURATION = f"ifNull({DURATION_COLUMN}, 0)"
 
 Milliseconds = Annotated[StrictInt | FiniteFloat, Field(ge=0)]
 
@@ -266,8 +262,7 @@ class _Step:
         trace = span.trace
         start = "toUnixTimestamp64Milli(min(timestamp)) AS start"
         origin = params.add(frame.from_ms, "Int64")
-        in_hour = f"toUnixTimestamp64Milli(timestamp) % {HOUR_MS} + {span.duration}"
-        end = f"max({_end(origin, in_hour)})"
+        end = f"max({_end(origin, end_in_hour(span.duration))})"
         duration = f"{end} - (start - {origin}) AS duration"
         order = "start DESC" if search.orderBy == "start" else "duration DESC, start DESC"
         windowed = self.window_ms > frame.from_ms
@@ -368,7 +363,7 @@ class _Step:
         hourly = [
             self.scope.select(
                 f"{TRACE_HASH} AS trace, {HOUR} AS hour, min(timestamp) AS first_start,"
-                f" max({END_IN_HOUR}) AS last_end",
+                f" max({end_in_hour(SUMMED_DURATION)}) AS last_end",
                 self.table,
                 part,
                 " GROUP BY trace, hour",
