@@ -19,7 +19,7 @@ from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.scope import RunOptions, Scope
 from limelight.query.services import Series, overview_statement, shape_errors, shape_overview
 from limelight.query.spans import HOUR_MS
-from limelight.query.traces import TraceSearchPlan, shape_traces
+from limelight.query.traces import TraceSearchPlan, compile_search, shape_traces, validate_search
 from limelight.runs.limits import RunLimits
 from limelight.runs.lookups import stored_types
 from limelight.settings import Settings
@@ -37,6 +37,7 @@ from tests.unit.query.golden_span_cases import (
     TIMEFRAME,
     compile_case,
     overview_plan,
+    scope,
     search_plan,
 )
 
@@ -325,6 +326,33 @@ def test_every_step_of_a_golden_search_that_fills_its_page_answers_as_the_refere
         rows = plan.step_rows(step, lambda s: query_store.query(s.sql, s.params).rows)
         if len(rows) >= plan.limit:
             assert shape_traces(rows[: plan.limit])["traces"] == expected
+
+
+def test_a_window_short_of_a_page_is_widened_without_asking_what_reaches_into_it(
+    query_store: Any, spans: list[ref.Record]
+) -> None:
+    """Which traces reach into a window from before it only matters for a window that
+    holds a page: a short one is widened whatever the answer, so it costs one statement,
+    and the answer stays the reference's."""
+    for limit in (5, 10, 20, 50, 100, 200):
+        search = validate_search({**FRAME, "limit": limit})
+        plan = compile_search(search, scope(), query_store.table, STORED)
+        assert plan is not None
+        held: list[int] = []  # the rows of each statement, in order
+
+        def rows(statement: CompiledQuery, held: list[int] = held) -> list[dict[str, Any]]:
+            found: list[dict[str, Any]] = query_store.query(statement.sql, statement.params).rows
+            held.append(len(found))
+            return found
+
+        visited: list[int] = []
+        answer = plan.answer(rows, visited)
+        assert answer["traces"] == reference_search(spans, {**FRAME, "limit": limit})
+        if any(0 < n < limit for n in held[: len(visited) - 1]):
+            # One statement a window, and one check of the window that answered.
+            assert len(held) == len(visited) + (visited[-1] != search.from_)
+            return
+    raise AssertionError("no limit left a window short but not empty: the case proves little")
 
 
 def test_the_latest_traces_are_found_in_a_window_past_traces_that_reach_into_it(

@@ -190,11 +190,14 @@ class TraceSearchPlan:
                 return shape_traces(rows[: self.limit])
             window = next_window(self.search, window, len(rows))
 
-    @staticmethod
-    def step_rows(step: SearchStep, run: Run) -> list[dict[str, Any]]:
-        """The step's traces that have no span before its window, in order."""
+    def step_rows(self, step: SearchStep, run: Run) -> list[dict[str, Any]]:
+        """The step's traces that have no span before its window, in order; a window that
+        holds fewer than a page answers nothing (the next is read), so which of its traces
+        reach into it from before is not asked: a statement saved for each such window
+        (the failed traces of a region over 1M spans read three windows, two of them
+        short)."""
         rows = run(step.statement)
-        if step.before is None or not rows:
+        if step.before is None or len(rows) < self.limit:
             return rows
         reaching = {r["trace"] for r in run(step.before([int(r["trace"]) for r in rows]))}
         return [r for r in rows if r["trace"] not in reaching]
