@@ -244,11 +244,11 @@ class _Step:
     Such a trace starts in the window, and every trace that does not starts before
     it: the window's newest traces are the timeframe's. A window's statement gives
     its twice ``limit`` newest traces whole (a window holds few spans: one pass);
-    a second finds which of them have a span before the window, through the index
-    of the trace hashes (DDL 0020) for those traces alone. Fewer than ``limit``
-    left, and the next, wider window is read. Over the whole timeframe, the page's traces are
-    found by the figures that cost little per trace, then gathered whole through
-    the index.
+    when they fill a page, a second finds which of them have a span before the
+    window, through the index of the trace hashes (DDL 0020) for those traces alone.
+    Fewer than ``limit`` left, and the next, wider window is read. Over the whole
+    timeframe, the page's traces are found by the figures that cost little per trace,
+    then gathered whole through the index.
     """
 
     search: TraceSearch
