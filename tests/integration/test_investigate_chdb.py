@@ -138,7 +138,12 @@ def test_over_more_events_than_it_reads_the_answer_is_over_the_newest_and_says_s
         plan = compile_field_values(
             scope, store.table, DATASET, "color", [], FRAME, stored, 10, sample
         )
-        rows = store.query(plan.statement.sql, plan.statement.params).rows
+        held = store.query(plan.events.sql, plan.events.params).rows[0]["events"]
+        assert held == 400
+        # The newest from more than the sample (100); every event, in no order, else.
+        read = plan.read(held)
+        assert (read is plan.statement) == (sample < 400)
+        rows = store.query(read.sql, read.params).rows
         answer = field_values_answer(plan, rows)
         newest = Counter(e["color"] for e in events[-min(sample, 400) :])
         assert {v["value"]: v["count"] for v in answer["values"]} == dict(newest)

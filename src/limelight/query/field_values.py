@@ -5,7 +5,10 @@ The events are read newest first and at most ``SAMPLE_EVENTS`` of them: the
 sort key (tenant, dataset, time) lets the engine read a dataset's events in time
 order and stop there, so the cost is bounded whatever the timeframe holds. More
 events than that and the answer is over the newest ones, and says so
-(``sampled``); see ``SAMPLE_EVENTS`` for the cost.
+(``sampled``); see ``SAMPLE_EVENTS`` for the cost. A count of the dataset's events
+in the timeframe (from the sort key: 7 to 15 ms over 1M and 10M events) comes
+first: when they are no more than the sample, every event is read, in no order,
+which spares the engine the ordered read (``READ_IN_ORDER``).
 
 One pass gives the top values, the number of distinct values and the number of
 events holding the key: the events' values are joined out (``ARRAY JOIN``, one
@@ -32,16 +35,32 @@ from limelight.query.where import Where
 # (not measured idle: a load average of 9 made it 0.9 to 2.3 s). Over 1M events, 0.14 to
 # 0.54 CPU-seconds.
 SAMPLE_EVENTS = 1_000_000
+# How the engine reads the newest events: one part range after another, without reading
+# ahead in parallel. Ahead, it reads what the LIMIT never takes: over 10M spans, the
+# newest 1M values of a key took 162 ms against 270, and of a key of SERVER spans alone
+# (2M events read) 356 against 663. Over a timeframe that the sample holds whole, reading
+# ahead was faster (105 ms against 76), and no order is needed there at all (56 ms).
+READ_IN_ORDER = (("read_in_order_use_buffering", 0),)
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 COLUMNS = ("value", "n", "distinct_values", "events")
 
 
+EVENTS_COLUMNS = ("events",)
+
+
 @dataclass(frozen=True)
 class FieldValuesPlan:
     key: str
-    statement: CompiledQuery
+    statement: CompiledQuery  # the values of the newest ``sample`` events
+    whole: CompiledQuery  # the same over the events in no order: for a timeframe of fewer
+    events: CompiledQuery  # how many events of the dataset the timeframe holds
     sample: int  # the most events read
+
+    def read(self, events: int) -> CompiledQuery:
+        """The statement for a timeframe that holds ``events`` of the dataset (``events``
+        answers): the newest are picked only from more than the sample."""
+        return self.whole if events <= self.sample else self.statement
 
 
 def compile_field_values(
@@ -63,25 +82,35 @@ def compile_field_values(
     )
     where = Where(scope, fields, stored)
     items = value_sql(stored.expr(key)).items()
+
+    def values(newest: bool) -> CompiledQuery:
+        params = Params()
+        cond = where.render(params, timeframe)
+        order = " ORDER BY timestamp DESC" if newest else ""
+        inner = scope.select(
+            f"{items} AS vs",
+            table,
+            cond,
+            f" AND notEmpty(vs){order} LIMIT {params.add(sample, 'UInt32')}",
+        )
+        grouped = scope.around(
+            inner,
+            "v AS value, count() AS n, countIf(i = 1) AS first",
+            " ARRAY JOIN vs AS v, arrayEnumerate(vs) AS i GROUP BY value",
+        )
+        sql = scope.around(
+            grouped,
+            "value, n, count() OVER () AS distinct_values, sum(first) OVER () AS events",
+            f" ORDER BY n DESC, value ASC LIMIT {params.add(limit, 'UInt32')}",
+        )
+        return scope.statement(sql, params, COLUMNS, READ_IN_ORDER if newest else ())
+
     params = Params()
-    cond = where.render(params, timeframe)
-    inner = scope.select(
-        f"{items} AS vs",
-        table,
-        cond,
-        f" AND notEmpty(vs) ORDER BY timestamp DESC LIMIT {params.add(sample, 'UInt32')}",
-    )
-    grouped = scope.around(
-        inner,
-        "v AS value, count() AS n, countIf(i = 1) AS first",
-        " ARRAY JOIN vs AS v, arrayEnumerate(vs) AS i GROUP BY value",
-    )
-    sql = scope.around(
-        grouped,
-        "value, n, count() OVER () AS distinct_values, sum(first) OVER () AS events",
-        f" ORDER BY n DESC, value ASC LIMIT {params.add(limit, 'UInt32')}",
-    )
-    return FieldValuesPlan(key, scope.statement(sql, params, COLUMNS), sample)
+    dataset_only = Where(scope, QueryFields(namespaces=fields.namespaces), stored)
+    cond = dataset_only.render(params, timeframe)
+    count = scope.select("count() AS events", table, cond, " LIMIT 1")
+    events = scope.statement(count, params, EVENTS_COLUMNS)
+    return FieldValuesPlan(key, values(newest=True), values(newest=False), events, sample)
 
 
 def field_values_answer(plan: FieldValuesPlan, rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -242,12 +242,20 @@ class Scope:
         )
         return Select(_SEAL, f"SELECT {columns} FROM ({inner}){tail}")
 
-    def statement(self, select: Select, params: Params, columns: Sequence[str]) -> CompiledQuery:
-        """The whole statement: ``select`` closed by the run's limits, its bound values, and
+    def statement(
+        self,
+        select: Select,
+        params: Params,
+        columns: Sequence[str],
+        engine: Sequence[tuple[str, int]] = (),
+    ) -> CompiledQuery:
+        """The whole statement: ``select`` closed by the run's limits and the ``engine``
+        settings it asks for (names and numbers the code writes), its bound values, and
         the names it selects, in order. Refused when it reads a table anywhere (its
         columns, a tail's subquery, a UNION) other than under this tenant's filter."""
         _refuse_unscoped_reads(select.sql, params.values, self)
-        return CompiledQuery(_SEAL, select.sql + self.settings(), params.values, tuple(columns))
+        settings = self.settings() + "".join(f", {name} = {value:d}" for name, value in engine)
+        return CompiledQuery(_SEAL, select.sql + settings, params.values, tuple(columns))
 
     def settings(self) -> str:
         """The run's limits, and what the statements need of the engine."""

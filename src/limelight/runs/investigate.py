@@ -68,7 +68,8 @@ def field_values(
         limit,
         needle=needle,
     )
-    rows = read_rows(store, plan.statement, limits, pattern_fields(query))
+    held = int(read_rows(store, plan.events, limits)[0]["events"])
+    rows = read_rows(store, plan.read(held), limits, pattern_fields(query)) if held else []
     if not rows and not dataset_exists(store, tenant, dataset, limits):
         raise NotFound(f"no events in a dataset named {dataset!r} in this environment")
     check_deadline(deadline, limits)

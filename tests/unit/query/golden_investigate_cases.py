@@ -164,6 +164,9 @@ def sides_statement() -> CompiledQuery:
 def statements() -> dict[str, CompiledQuery]:
     """Every case's statement, by the case's name."""
     out = {name: field_values_plan(name).statement for name in FIELD_VALUES}
+    # A timeframe the sample holds whole: the same read in no order, after the count.
+    out["values_array_filtered_whole"] = field_values_plan("values_array_filtered").whole
+    out["values_events"] = field_values_plan("values_array_filtered").events
     out.update({name: bubble_up_plan(name).statement for name in BUBBLE_UP})
     out["bubble_profile"] = profile_statement()
     out["bubble_profile_sampled"] = profile_statement(sampled=True)
