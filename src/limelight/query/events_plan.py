@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from limelight.query.buckets import granularity_for
 from limelight.query.plans import EventsPlan, EventsStatements, RunOptions, Timeframe
-from limelight.query.scope import EVENT_COLUMN_NAMES, EVENT_COLUMNS, CompiledQuery
+from limelight.query.scope import EVENT_COLUMN_NAMES, EVENT_COLUMNS, READ_NEWEST, CompiledQuery
 from limelight.query.spec import MAX_LIMIT, QueryFields
 from limelight.query.sql import Params
 from limelight.query.where import Where
@@ -53,7 +53,7 @@ def compile_events(
         cond = where.render(params, frame)
         tail = f" ORDER BY timestamp DESC LIMIT {params.add(offset + limit + 1, 'UInt32')}"
         return scope.statement(
-            scope.select(EVENT_COLUMNS, table, cond, tail), params, EVENT_COLUMN_NAMES
+            scope.select(EVENT_COLUMNS, table, cond, tail), params, EVENT_COLUMN_NAMES, READ_NEWEST
         )
 
     recent = newest = None

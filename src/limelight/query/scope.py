@@ -145,6 +145,13 @@ _OPERAND_START = re.compile(
 )
 _OR_WORD = re.compile(r"\bOR\b")  # over the text in capitals
 _QUOTED = re.compile(r"`(?:[^`\\]|\\.)*`|'(?:[^'\\]|\\.)*'")
+# What a statement that reads the newest events in key order and stops at its LIMIT asks
+# of the engine: to read one part range after another, not ahead in parallel (its
+# default), which reads what the LIMIT never takes. Over 10M spans: the newest 1M values
+# of a key 162 ms against 270 (of a key of SERVER spans alone, 2M events read, 356
+# against 663); the newest 100 events with a needle in 1 of 50, 49 against 132 ms (over
+# 1M, 60 against 118); without one 15 to 26 ms either way.
+READ_NEWEST = (("read_in_order_use_buffering", 0),)
 _WHERE_ENDS = re.compile(r"\b(?:GROUP\s+BY|ORDER\s+BY|LIMIT|HAVING|SETTINGS)\b")
 
 
