@@ -57,6 +57,11 @@ class FieldValuesPlan:
         answers): the newest are picked only from more than the sample."""
         return self.whole if events <= self.sample else self.statement
 
+    def cut(self, read: CompiledQuery, rows: list[dict[str, Any]]) -> bool:
+        """Whether ``rows`` of ``whole`` may miss newer events: its LIMIT was reached, as
+        when events were written after the count. Then the newest are read instead."""
+        return read is self.whole and bool(rows) and int(rows[0]["events"]) >= self.sample
+
 
 def compile_field_values(
     scope: Scope,

@@ -69,7 +69,10 @@ def field_values(
         needle=needle,
     )
     held = int(read_rows(store, plan.events, limits)[0]["events"])
-    rows = read_rows(store, plan.read(held), limits, pattern_fields(query)) if held else []
+    read = plan.read(held)
+    rows = read_rows(store, read, limits, pattern_fields(query)) if held else []
+    if plan.cut(read, rows):
+        rows = read_rows(store, plan.statement, limits, pattern_fields(query))
     if not rows and not dataset_exists(store, tenant, dataset, limits):
         raise NotFound(f"no events in a dataset named {dataset!r} in this environment")
     check_deadline(deadline, limits)
