@@ -528,7 +528,6 @@ def _searches() -> list[dict[str, Any]]:
 
 
 def _answers(store: Any, tenant: Tenant) -> tuple[list[Any], list[Any]]:
-    from limelight.query.traces import validate_search
     from limelight.runs.spans import search_traces, service_overview
 
     limits = RunLimits.from_settings(Settings(data_dir="/nonexistent"))
@@ -703,7 +702,6 @@ def test_a_trace_whose_duration_passes_64_bits_is_answered_as_json(query_store: 
     Float64 of 2**64 once read) or a Float64 of 1e300 ms. The answer of
     ``POST /v1/traces/search`` is encoded by ``json_response``: a whole duration
     shaped as a Python int past 64 bits cannot be, and the search fails as a 500."""
-    from limelight.query.traces import validate_search
     from limelight.runs.spans import search_traces
     from limelight.web.problems import json_response
 

@@ -48,7 +48,7 @@ EVENTS_COLUMNS = ("events",)
 class FieldValuesPlan:
     key: str
     statement: CompiledQuery  # the values of the newest ``sample`` events
-    whole: CompiledQuery  # the same over the events in no order: for a timeframe of fewer
+    whole: CompiledQuery  # the same in no order, for a timeframe the sample holds whole
     events: CompiledQuery  # how many events of the dataset the timeframe holds
     sample: int  # the most events read
 

@@ -145,13 +145,6 @@ _OPERAND_START = re.compile(
 )
 _OR_WORD = re.compile(r"\bOR\b")  # over the text in capitals
 _QUOTED = re.compile(r"`(?:[^`\\]|\\.)*`|'(?:[^'\\]|\\.)*'")
-# What a statement that reads the newest events in key order and stops at its LIMIT asks
-# of the engine: to read one part range after another, not ahead in parallel (its
-# default), which reads what the LIMIT never takes. Over 10M spans: the newest 1M values
-# of a key 162 ms against 270 (of a key of SERVER spans alone, 2M events read, 356
-# against 663); the newest 100 events with a needle in 1 of 50, 49 against 132 ms (over
-# 1M, 60 against 118); without one 15 to 26 ms either way.
-READ_NEWEST = (("read_in_order_use_buffering", 0),)
 _WHERE_ENDS = re.compile(r"\b(?:GROUP\s+BY|ORDER\s+BY|LIMIT|HAVING|SETTINGS)\b")
 
 
@@ -213,6 +206,26 @@ def _refuse_widening(sql: str) -> None:
         raise LimelightError(f"a condition would widen the tenant filter: {sql[:200]!r}")
 
 
+# What a statement that reads the newest events in key order and stops at its LIMIT asks
+# of the engine: to read one part range after another, not ahead in parallel (its
+# default), which reads what the LIMIT never takes. Over 10M spans: the newest 1M values
+# of a key 162 ms against 270 (of a key of SERVER spans alone, 2M events read, 356
+# against 663); the newest 100 events with a needle in 1 of 50, 49 against 132 ms (over
+# 1M, 60 against 118); without one 15 to 26 ms either way.
+READ_NEWEST = (("read_in_order_use_buffering", 0),)
+# A setting a statement asks for is a name the code writes; checked all the same, as it is
+# written into the SQL.
+_SETTING_NAME = re.compile(r"[a-z_]+")
+
+
+def engine_settings(asked: Sequence[tuple[str, int]]) -> str:
+    """What ``Scope.statement`` appends to the run's limits for ``asked``."""
+    for name, _ in asked:
+        if not _SETTING_NAME.fullmatch(name):
+            raise LimelightError(f"not a setting's name: {name!r}")
+    return "".join(f", {name} = {value:d}" for name, value in asked)
+
+
 @dataclass(frozen=True)
 class Scope:
     workspace_id: str
@@ -261,7 +274,7 @@ class Scope:
         the names it selects, in order. Refused when it reads a table anywhere (its
         columns, a tail's subquery, a UNION) other than under this tenant's filter."""
         _refuse_unscoped_reads(select.sql, params.values, self)
-        settings = self.settings() + "".join(f", {name} = {value:d}" for name, value in engine)
+        settings = self.settings() + engine_settings(engine)
         return CompiledQuery(_SEAL, select.sql + settings, params.values, tuple(columns))
 
     def settings(self) -> str:

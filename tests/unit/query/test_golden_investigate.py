@@ -14,7 +14,7 @@ import pytest
 
 from limelight.query.lookups import datasets_paths_statement
 from limelight.query.plans import CompiledQuery, RunOptions
-from limelight.query.scope import Scope
+from limelight.query.scope import READ_NEWEST, Scope, engine_settings
 from tests.unit.query.golden_investigate_cases import ENVIRONMENT, WORKSPACE, statements
 
 GOLDEN = Path(__file__).parent / "golden" / "investigate"
@@ -43,7 +43,6 @@ def test_no_stale_golden_files() -> None:
     assert {p.stem for p in GOLDEN.glob("*.sql")} - set(CASES) == set()
 
 
-ENGINE_ASKS = re.compile(r"(, read_in_order_use_buffering = 0)$")
 TENANT_FIRST = re.compile(
     r" FROM limelight\.events WHERE workspace_id = \{(p\d+):String\} "
     r"AND environment_id = \{(p\d+):String\}"
@@ -62,9 +61,9 @@ def test_every_read_of_the_events_begins_with_the_tenant_filter(name: str) -> No
         assert statement.params[workspace] == WORKSPACE
         assert statement.params[environment] == ENVIRONMENT
     assert " LIMIT " in statement.sql
-    # The run's limits close it (before what the statement asks of the engine: ENGINE_ASKS).
+    # The run's limits close it, before what a read of the newest events asks of the engine.
     limits = Scope(WORKSPACE, ENVIRONMENT, RunOptions()).settings()
-    assert ENGINE_ASKS.sub("", statement.sql).endswith(limits)
+    assert statement.sql.removesuffix(engine_settings(READ_NEWEST)).endswith(limits)
     for value in statement.params.values():
         if isinstance(value, str) and value not in (WORKSPACE, ENVIRONMENT):
             assert f"'{value}'" not in statement.sql  # values are bound, never pasted

@@ -31,6 +31,19 @@ def test_a_statement_scope_made_begins_with_the_tenant_filter_and_ends_with_the_
     assert require_scoped(statement) is statement
 
 
+NOT_NAMES = ["x = 1, readonly", "max_threads; DROP TABLE t", "Max-Threads", ""]
+
+
+@pytest.mark.parametrize("name", NOT_NAMES)
+def test_a_setting_asked_of_the_engine_is_a_plain_name(name: str) -> None:
+    params = Params()
+    select = SCOPE.select("count() AS n", "db.events", SCOPE.where(params))
+    asked = SCOPE.statement(select, params, ("n",), (("max_threads", 1),))
+    assert asked.sql.endswith(SCOPE.settings() + ", max_threads = 1")
+    with pytest.raises(LimelightError, match="not a setting's name"):
+        SCOPE.statement(select, params, ("n",), ((name, 1),))
+
+
 def test_a_select_over_selects_reads_only_what_they_read() -> None:
     params = Params()
     one = SCOPE.select("1 AS x", "db.events", SCOPE.where(params))
