@@ -65,3 +65,41 @@ def test_late_events_written_after_the_count_do_not_displace_the_newest(
     # Before the write and after it alike, the newest 10 events are the "newest" ones.
     assert [(v["value"], v["count"]) for v in answer["values"]] == [("newest", 10)]
     assert answer["sampled"] is True
+
+
+class CountsReads:
+    """The store, counting the statements that read values."""
+
+    def __init__(self, store: Any) -> None:
+        self._store, self.values_reads = store, 0
+
+    def read(self, statement: Any) -> Any:
+        if tuple(getattr(statement, "columns", ())) == fv.COLUMNS:
+            self.values_reads += 1
+        return self._store.read(statement)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_a_timeframe_holding_exactly_the_sample_is_read_once_and_not_called_sampled(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant = Tenant("ws_values_race", "env_values_exact")
+    frame = Timeframe(NOW_MS - 3_600_000, NOW_MS)
+    events = [{"timestamp": frame.from_ms + i * 1000, "color": f"c{i % 3}"} for i in range(30)]
+    ref.store_events(store, tenant, "d", events)
+    monkeypatch.setattr(
+        investigate, "compile_field_values", functools.partial(fv.compile_field_values, sample=30)
+    )
+    counting = CountsReads(store)
+    answer = investigate.field_values(
+        counting, tenant, "d", "color", [], frame, 10, LIMITS, time.monotonic() + 30
+    )
+    assert counting.values_reads == 1  # the read in no order: nothing newer to look for
+    assert [(v["value"], v["count"]) for v in answer["values"]] == [
+        ("c0", 10),
+        ("c1", 10),
+        ("c2", 10),
+    ]
+    assert (answer["events"], answer["sampled"]) == (30, False)

@@ -134,7 +134,8 @@ def test_over_more_events_than_it_reads_the_answer_is_over_the_newest_and_says_s
     ref.store_events(store, tenant, DATASET, events)
     scope = Scope(tenant.workspace_id, tenant.environment_id, LIMITS.run_options())
     stored = StoredTypes(stored_types(store, tenant, ["color"], LIMITS))
-    for sample, sampled in ((100, True), (400, True), (401, False)):
+    # Every event read is not a sample, though as many as the sample (400).
+    for sample, sampled in ((100, True), (400, False), (401, False)):
         plan = compile_field_values(
             scope, store.table, DATASET, "color", [], FRAME, stored, 10, sample
         )
@@ -144,7 +145,7 @@ def test_over_more_events_than_it_reads_the_answer_is_over_the_newest_and_says_s
         read = plan.read(held)
         assert (read is plan.statement) == (sample < 400)
         rows = store.query(read.sql, read.params).rows
-        answer = field_values_answer(plan, rows)
+        answer = field_values_answer(plan, rows, read)
         newest = Counter(e["color"] for e in events[-min(sample, 400) :])
         assert {v["value"]: v["count"] for v in answer["values"]} == dict(newest)
         assert answer["events"] == min(sample, 400)

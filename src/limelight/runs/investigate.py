@@ -72,11 +72,12 @@ def field_values(
     read = plan.read(held)
     rows = read_rows(store, read, limits, pattern_fields(query)) if held else []
     if plan.cut(read, rows):
-        rows = read_rows(store, plan.statement, limits, pattern_fields(query))
+        read = plan.statement
+        rows = read_rows(store, read, limits, pattern_fields(query))
     if not rows and not dataset_exists(store, tenant, dataset, limits):
         raise NotFound(f"no events in a dataset named {dataset!r} in this environment")
     check_deadline(deadline, limits)
-    return field_values_answer(plan, rows)
+    return field_values_answer(plan, rows, read)
 
 
 def _reading(key: str) -> QueryFields:
