@@ -84,8 +84,8 @@ VALUES = {
     "values of the key with their count and share of the events holding it, the number "
     "of distinct values, and how many events hold the key. An array counts as each of "
     "its elements. At most the newest 1,000,000 events holding the key are read: "
-    "`sampled` says the newest 1,000,000 were read of as many or more; every event read "
-    "is not sampled.",
+    "`sampled` says the newest 1,000,000 were read and the timeframe may hold more; "
+    "false means every event holding the key was read.",
     openapi_extra=admin_only(),
     responses={**ok("The values, most frequent first.", VALUES), **FOUND, **RUN_LIMITED},
 )
