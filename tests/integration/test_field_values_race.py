@@ -1,6 +1,6 @@
-"""Events written between field values' count and its read: a count at most the sample
-picks the read in no order, whose LIMIT would then take any ``sample`` of the events, not
-the newest; the newest are read instead once that LIMIT is reached."""
+"""Field values' count and its read: a count at most the sample picks the read in no
+order, whose LIMIT would take any ``sample`` of events written after the count, not the
+newest; the newest are read instead once it reads more than the sample, and only then."""
 
 from __future__ import annotations
 
@@ -28,15 +28,18 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return ref.shared_chdb_store(tmp_path_factory)
 
 
-class WritesAfterTheCount:
-    """The store, with events arriving just after field values' count statement."""
+class WatchedStore:
+    """The store, counting the statements that read values, with ``late`` events written
+    just after field values' count statement."""
 
-    def __init__(self, store: Any, late: list[dict[str, Any]]) -> None:
-        self._store, self._late = store, late
+    def __init__(self, store: Any, late: list[dict[str, Any]] | None = None) -> None:
+        self._store, self._late, self.values_reads = store, late or [], 0
 
     def read(self, statement: Any) -> Any:
+        columns = tuple(getattr(statement, "columns", ()))
+        self.values_reads += columns == fv.COLUMNS
         answer = self._store.read(statement)
-        if self._late and tuple(getattr(statement, "columns", ())) == fv.EVENTS_COLUMNS:
+        if self._late and columns == fv.EVENTS_COLUMNS:
             for event in self._late:  # a part each, as separate requests write them
                 ref.store_events(self._store, TENANT, "d", [event])
             self._late = []
@@ -59,27 +62,12 @@ def test_late_events_written_after_the_count_do_not_displace_the_newest(
         investigate, "compile_field_values", functools.partial(fv.compile_field_values, sample=10)
     )
     answer = investigate.field_values(
-        WritesAfterTheCount(store, late), TENANT, "d", "color", [], frame, 10, LIMITS,
+        WatchedStore(store, late), TENANT, "d", "color", [], frame, 10, LIMITS,
         time.monotonic() + 30,
     )  # fmt: skip
     # Before the write and after it alike, the newest 10 events are the "newest" ones.
     assert [(v["value"], v["count"]) for v in answer["values"]] == [("newest", 10)]
     assert answer["sampled"] is True
-
-
-class CountsReads:
-    """The store, counting the statements that read values."""
-
-    def __init__(self, store: Any) -> None:
-        self._store, self.values_reads = store, 0
-
-    def read(self, statement: Any) -> Any:
-        if tuple(getattr(statement, "columns", ())) == fv.COLUMNS:
-            self.values_reads += 1
-        return self._store.read(statement)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
 
 
 def test_a_timeframe_holding_exactly_the_sample_is_read_once_and_not_called_sampled(
@@ -92,7 +80,7 @@ def test_a_timeframe_holding_exactly_the_sample_is_read_once_and_not_called_samp
     monkeypatch.setattr(
         investigate, "compile_field_values", functools.partial(fv.compile_field_values, sample=30)
     )
-    counting = CountsReads(store)
+    counting = WatchedStore(store)
     answer = investigate.field_values(
         counting, tenant, "d", "color", [], frame, 10, LIMITS, time.monotonic() + 30
     )
