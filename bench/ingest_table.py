@@ -78,7 +78,7 @@ DROP_SPAN_COLUMNS = "DROP INDEX trace_hashes, " + ", ".join(
     f"DROP COLUMN {c}" for c in SPAN_COLUMNS
 )
 # The trace projections of DDL 0021 (over the span columns: dropped before them).
-DROP_TRACE_PROJECTIONS = "DROP PROJECTION trace_hours, DROP PROJECTION trace_services"
+DROP_TRACE_PROJECTIONS = "DROP PROJECTION trace_ends, DROP PROJECTION trace_services"
 # The table as DDL 0017 left it: the span columns dropped, the trace index of 0017 over
 # `data` in place of 0020's over the hash column.
 BEFORE_SPAN_COLUMNS = (

@@ -145,8 +145,9 @@ def search_plan(name: str, table: str = TABLE, stored: StoredTypes = STORED) -> 
 
 def compile_statements(name: str, table: str = TABLE) -> tuple[CompiledQuery, ...]:
     """Every statement of the case: a search's first window and whole timeframe (a
-    window's with the statement that checks two traces against the time before it), or
-    the one statement of the others."""
+    window's with the statement that checks two traces against the time before it; a
+    draw of the slowest with the statement that gathers two traces and the one that
+    answers when the draw cannot), or the one statement of the others."""
     if name in OVERVIEWS:
         overview = overview_plan(name, table)
         roots = overview.roots(None if overview.service else ["batch"])
@@ -160,6 +161,8 @@ def compile_statements(name: str, table: str = TABLE) -> tuple[CompiledQuery, ..
         out.append(step.statement)
         if step.before is not None:
             out.append(step.before([1, 2]))
+        if step.draw is not None:
+            out += [step.draw.gather([1, 2]), step.draw.exact]
     return tuple(out)
 
 
