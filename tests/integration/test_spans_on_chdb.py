@@ -857,3 +857,46 @@ def test_a_trace_whose_duration_passes_64_bits_is_answered_as_json(query_store: 
     assert [t["traceId"] for t in answer["traces"]] == [f"{2:032x}", f"{1:032x}"]
     sent = orjson.loads(json_response(answer).body)
     assert [t["duration"] for t in sent["traces"]] == [1e300, 2.0**64]
+
+
+def test_a_page_that_fits_the_result_limit_is_not_refused_for_the_traces_drawn_past_it(
+    query_store: Any,
+) -> None:
+    """The exact statement returns ``limit`` whole rows; the gather of a draw returns
+    every drawn trace whole (``drawn_count``: 1,255 for a page of 1,000), root name and
+    services included, though only the first ``limit`` are answered. Rows of about 5 KB
+    (a long root span name) fit the run's result limit (6 MB) a thousand at a time, not
+    1,255: the search must answer as the exact statement does, not fail as a 503."""
+    from limelight.runs.spans import search_traces
+
+    tenant = Tenant(WORKSPACE, "env_spans_wide_rows")
+    hour = (TIMEFRAME.from_ms // HOUR_MS + 1) * HOUR_MS
+    events = [
+        {
+            "timestamp": hour + 1_000 + i,
+            "service": "gateway",
+            "traceId": f"{i + 1:032x}",
+            "spanId": f"{i + 1:016x}",
+            "kind": "SERVER",
+            "name": f"{i:06d} " + "q" * 5_200,
+            "duration": 10_000 + i,
+        }
+        for i in range(1_300)
+    ]
+    records = ref.store_events(query_store, tenant, DATASET, events)
+    limits = RunLimits.from_settings(Settings(data_dir="/nonexistent"))
+    assert limits.max_result_bytes == 6 * 1024 * 1024
+    body = {"from": hour, "to": hour + HOUR_MS, "dataset": DATASET}
+    body |= {"orderBy": "duration", "limit": 1_000}
+    # The exact statement alone (the search before the draw) answers the page.
+    scoped = Scope(tenant.workspace_id, tenant.environment_id, limits.run_options())
+    plan = compile_search(validate_search(body), scoped, query_store.table, STORED)
+    assert plan is not None
+    draw = plan.step(plan.search.from_).draw
+    assert draw is not None
+    exact = query_store.query(draw.exact.sql, draw.exact.params).rows
+    assert len(exact) == 1_000
+    answer = search_traces(
+        query_store, tenant, validate_search(body), limits, time.monotonic() + 60
+    )
+    assert answer["traces"] == reference_search(records, body)

@@ -402,8 +402,10 @@ class _Step:
         )
 
     def _gather(self, traces: list[int]) -> CompiledQuery:
-        """The drawn ``traces`` whole, with a span in the timeframe that matches and a
-        duration within the search's, in the page's order."""
+        """The first page of the drawn ``traces`` whole, those with a span in the
+        timeframe that matches and a duration within the search's, in the page's order
+        (a page, not every drawn trace: the rows past it would only count against the
+        result's limit)."""
         search = self.search
         params = Params()
         cond = spans_where(self.scope, params, search.dataset, search.timeframe, self.stored)
@@ -414,7 +416,7 @@ class _Step:
         having = _having(search, params, kept)
         tail = (
             f" AND {span.trace} IN {params.add(traces, 'Array(UInt64)')} GROUP BY trace{having}"
-            f" ORDER BY {_order(search)}, trace ASC LIMIT {params.add(len(traces), 'UInt32')}"
+            f" ORDER BY {_order(search)}, trace ASC LIMIT {params.add(search.limit, 'UInt32')}"
         )
         sql = self.scope.select(_trace_columns(span, origin), self.table, cond, tail)
         return self.scope.statement(sql, params, TRACE_COLUMNS)
