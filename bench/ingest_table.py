@@ -25,9 +25,12 @@ one session into tables of one engine, in turns, in inserts of 12,000 events
   the reads over spans (the trace id's hash, the duration, four flags) and the index of
   the trace ids' hashes, which their 0017 index (an expression over `data`) replaced as
   it was: what those columns cost an INSERT;
-- before the trace projections: now, without the two projections of DDL 0021 that the
-  slowest traces read for whole hours (per trace and hour; per trace, hour and
+- before the trace projections: now, without the two projections (DDL 0021, 0022) that
+  the slowest traces read for whole hours (per trace and hour; per trace, hour and
   service): what building them costs an INSERT;
+- trace projections of 0021: now, with `trace_hours` as DDL 0021 added it in place of
+  0022's `trace_ends` (one aggregate fewer: the last end since the epoch): what that
+  aggregate costs an INSERT;
 - raw only: a table of the typed columns and `raw` alone (no `data`, no index, no
   paths view), what the engine does without parsing the JSON: the bound.
 
@@ -56,6 +59,7 @@ from limelight.store.events.base import (
     settings_clause,
 )
 from limelight.store.events.chdb_store import ChdbEventStore
+from limelight.store.events.ddl import DdlTarget, ddl_files
 from limelight.tenant import Tenant
 
 if TYPE_CHECKING:
@@ -77,8 +81,19 @@ SPAN_COLUMNS = (
 DROP_SPAN_COLUMNS = "DROP INDEX trace_hashes, " + ", ".join(
     f"DROP COLUMN {c}" for c in SPAN_COLUMNS
 )
-# The trace projections of DDL 0021 (over the span columns: dropped before them).
+# The trace projections (0021, 0022; over the span columns: dropped before them).
 DROP_TRACE_PROJECTIONS = "DROP PROJECTION trace_ends, DROP PROJECTION trace_services"
+
+
+def _trace_hours_0021(database: str) -> str:
+    """The statement of DDL 0021 that added `trace_hours`, which 0022's `trace_ends`
+    replaced with one aggregate more."""
+    text = dict(ddl_files())[21]
+    return next(
+        s for s in DdlTarget(database).render(text) if "PROJECTION IF NOT EXISTS trace_hours (" in s
+    )
+
+
 # The table as DDL 0017 left it: the span columns dropped, the trace index of 0017 over
 # `data` in place of 0020's over the hash column.
 BEFORE_SPAN_COLUMNS = (
@@ -127,6 +142,7 @@ def _variants() -> list[Variant]:
         Variant("shared data as a map", "bench_insert_map", SENT_COLUMNS, now),
         Variant("before the span columns", "bench_insert_no_spans", SENT_COLUMNS, now),
         Variant("before trace projections", "bench_insert_no_trace_hours", SENT_COLUMNS, now),
+        Variant("trace projections of 0021", "bench_insert_trace_hours", SENT_COLUMNS, now),
         Variant("raw only (the bound)", "bench_insert_raw", CAST_COLUMNS, bound),
     ]
 
@@ -140,6 +156,7 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
         "bench_insert_map",
         "bench_insert_no_spans",
         "bench_insert_no_trace_hours",
+        "bench_insert_trace_hours",
         "bench_insert_raw",
     ):
         store = ChdbEventStore(path, database=database)
@@ -157,6 +174,9 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
     no_spans.command(f"ALTER TABLE {no_spans.table} {BEFORE_SPAN_COLUMNS}")
     no_hours = stores["bench_insert_no_trace_hours"]
     no_hours.command(f"ALTER TABLE {no_hours.table} {DROP_TRACE_PROJECTIONS}")
+    hours = stores["bench_insert_trace_hours"]
+    hours.command(f"ALTER TABLE {hours.table} DROP PROJECTION trace_ends")
+    hours.command(_trace_hours_0021("bench_insert_trace_hours"))
     bare = stores["bench_insert_raw"]
     bare.command(f"DROP VIEW {bare.table.split('.')[0]}.{PATHS_VIEW}")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")
