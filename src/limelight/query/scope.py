@@ -282,9 +282,11 @@ class Scope:
         options = self.options
         # Dynamic (mixed-type) JSON values are allowed as group and sort keys: grouping by
         # the stored value keeps 5 and "5" apart, which is what the user sent. On a
-        # cluster (Distributed tables) a subquery in IN runs on each shard over its own
-        # events ('local'): each shard's newest times hold the page's, and nothing moves
-        # between shards; one server ignores the setting.
+        # cluster (Distributed tables) a subquery in IN runs once over every shard and its
+        # set goes to each ('global'), as on one server: events go to a shard at random,
+        # so a trace's spans lie on several, and a set each shard made of its own spans
+        # (the traces with a span of a service, a page of the slowest) would leave out its
+        # spans on the others. One server ignores the setting.
         return (
             f" SETTINGS max_execution_time = {float(options.max_execution_s):g},"
             f" max_result_bytes = {int(options.max_result_bytes):d},"
@@ -292,7 +294,7 @@ class Scope:
             f" max_memory_usage = {int(options.max_memory_bytes):d},"
             " allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1,"
             " output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0,"
-            " distributed_product_mode = 'local',"
+            " distributed_product_mode = 'global',"
             # A needle (query.needle) is looked up in the words and phrases indexes'
             # dictionaries from two characters on, however many tokens hold it: past
             # the engine's defaults (4 characters, 50 tokens) it would read raw instead.
