@@ -710,7 +710,7 @@ def _reads_into(query_store: Any, held: list[CompiledQuery]) -> Any:
 
 
 def _slowest_of_orders(
-    query_store: Any, environment: str, frm: int, to: int, limit: int
+    query_store: Any, environment: str, frm: int, to: int, limit: int, **more: Any
 ) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
     """The slowest traces of the orders service in ``environment``: the search, its
     answer and how many statements it took."""
@@ -721,6 +721,7 @@ def _slowest_of_orders(
         "services": ["orders"],
         "orderBy": "duration",
         "limit": limit,
+        **more,
     }
     scoped = Scope(WORKSPACE, environment, RunOptions())
     plan = compile_search(validate_search(body), scoped, query_store.table, STORED)
@@ -794,6 +795,14 @@ def test_a_draw_crowded_by_traces_outside_the_timeframe_is_answered_the_exact_wa
     # From the hour's start, the slow traces are the timeframe's: the draw vouches for
     # its page.
     body, answer, statements = _slowest_of_orders(query_store, tenant.environment_id, hour, end, 2)
+    assert answer == reference_search(records, body)
+    assert statements == 2
+    # Fewer traces than a page last minDuration, and every one drawn lasts at least its
+    # own: those left out of the full draw last less, so its page is the answer.
+    body, answer, statements = _slowest_of_orders(
+        query_store, tenant.environment_id, hour, end, 10, minDuration=9_009
+    )
+    assert [t["duration"] for t in answer] == [30_000, 9_011, 9_010, 9_009]
     assert answer == reference_search(records, body)
     assert statements == 2
 

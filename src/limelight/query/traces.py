@@ -227,7 +227,8 @@ class TraceSearchPlan:
         vouch for it. A trace's drawn duration is at least its own (it spans every hour the
         timeframe touches, whole), so a trace left out of a full draw lasts no longer than
         the last one drawn: the gathered page stands when its last trace lasts longer than
-        that (by more than the two sums' rounding), or when the draw held every candidate."""
+        that (by more than the two sums' rounding), when the draw held every candidate, or
+        when no trace left out of it can last ``minDuration``."""
         if not drawn:
             return []
         rows = run(draw.gather([int(r["trace"]) for r in drawn]))
@@ -237,6 +238,9 @@ class TraceSearchPlan:
         margin = DRAWN_MARGIN_MS + abs(cutoff) * DRAWN_MARGIN_SHARE
         if len(rows) >= self.limit and float(rows[self.limit - 1]["duration"]) > cutoff + margin:
             return rows
+        low = self.search.minDuration
+        if low is not None and cutoff + margin < low:
+            return rows  # a trace left out of the draw lasts less than minDuration
         return run(draw.exact)
 
 
