@@ -371,17 +371,10 @@ class _Step:
         params = Params()
         touched = (frame.from_ms // HOUR_MS, -(-frame.to_ms // HOUR_MS))
         hours = span_hours_where(self.scope, params, search.dataset, touched)
-        if search.services and not (search.name is not None or search.status or search.filters):
-            names = ", ".join(params.add(s, "String") for s in search.services)
-            candidates: Select | None = self.scope.select(
-                f"{TRACE_HASH} AS trace",
-                self.table,
-                hours,
-                f" AND service IN ({names}) GROUP BY trace",
-            )
+        if _by_services_alone(search):
+            candidates: Select | None = self._with_services(params, [hours])
         else:
-            cond = spans_where(self.scope, params, search.dataset, frame, self.stored)
-            candidates = self._candidates(params, cond)
+            candidates = self._candidates(params)
         found = "" if candidates is None else f" AND {TRACE_HASH} IN ({candidates})"
         columns = (
             f"{TRACE_HASH} AS trace, toUnixTimestamp64Milli(min(timestamp)) AS start,"
@@ -394,15 +387,38 @@ class _Step:
         sql = self.scope.select(columns, self.table, hours, tail)
         return self.scope.statement(sql, params, ("trace", "start", "duration"))
 
-    def _candidates(self, params: Params, cond: Condition, in_window: str = "") -> Select | None:
-        """The traces with a span of ``cond`` (in the window) that matches every span
-        condition; None without one."""
+    def _candidates(
+        self, params: Params, cond: Condition | None = None, in_window: str = ""
+    ) -> Select | None:
+        """The traces with a span of ``cond`` (the timeframe's spans without one; in the
+        window) that matches every span condition; None without one."""
+        search = self.search
         span = SpanSql.of(self.stored)
-        matches = _span_conditions(self.search, span, params, self.stored)
+        matches = _span_conditions(search, span, params, self.stored)
         if not matches:
             return None
+        if cond is None:
+            cond = spans_where(self.scope, params, search.dataset, search.timeframe, self.stored)
         return self.scope.select(
             f"{span.trace} AS trace", self.table, cond, f"{in_window} AND {' AND '.join(matches)}"
+        )
+
+    def _with_services(self, params: Params, parts: list[Condition]) -> Select:
+        """The traces with a span of the searched services in ``parts``: over whole hours,
+        from ``trace_services`` (a GROUP BY over its keys: the engine reads the projection
+        for no other statement shape)."""
+        names = ", ".join(params.add(s, "String") for s in self.search.services or [])
+        with_service = [
+            self.scope.select(
+                f"{TRACE_HASH} AS trace",
+                self.table,
+                part,
+                f" AND service IN ({names}) GROUP BY trace",
+            )
+            for part in parts
+        ]
+        return (
+            with_service[0] if len(with_service) == 1 else self.scope.around(with_service, "trace")
         )
 
     def _gather(self, traces: list[int]) -> CompiledQuery:
@@ -454,21 +470,8 @@ class _Step:
         ]
         if edges:
             parts.append(spans_where(self.scope, params, search.dataset, edges, self.stored))
-        if search.services and not (search.name is not None or search.status or search.filters):
-            # The traces with a span of the services, from ``trace_services`` for the whole
-            # hours (a GROUP BY over its keys: the engine reads the projection for no
-            # other statement shape).
-            names = ", ".join(params.add(s, "String") for s in search.services)
-            with_service = [
-                self.scope.select(
-                    f"{TRACE_HASH} AS trace",
-                    self.table,
-                    part,
-                    f" AND service IN ({names}) GROUP BY trace",
-                )
-                for part in parts
-            ]
-            candidates = self.scope.around(with_service, "trace")
+        if _by_services_alone(search):
+            candidates = self._with_services(params, parts)
         hourly = [
             self.scope.select(
                 f"{TRACE_HASH} AS trace, {HOUR} AS hour, min(timestamp) AS first_start,"
@@ -541,6 +544,14 @@ def _trace_columns(span: SpanSql, origin: str) -> str:
             f"countIf({span.is_error}) AS errors",
             f"arraySort(groupUniqArray({MAX_SERVICES:d})(service)) AS services",
         ]
+    )
+
+
+def _by_services_alone(search: TraceSearch) -> bool:
+    """A search by services and no other span condition: its traces are found from the
+    trace projections' services (DDL 0021)."""
+    return bool(search.services) and not (
+        search.name is not None or search.status or search.filters
     )
 
 
