@@ -20,9 +20,10 @@ _SUFFIXES = ("password", "passwd", "secret", "token", "apikey", "api_key", "cook
 # (lower case, '-' and '.' as '_'). When none appears in a body, no event in it
 # can hold a secret key and the per-event walk is skipped. A JSON escape could
 # spell a key without these bytes (p\u0061ssword), so a body with escapes is walked.
+# `api"` is a key "api" that a "key" inside it makes "api_key" (``redact``).
 BODY_HINTS = (
     b"pass", b"pwd", b"secret", b"auth", b"token", b"cookie", b"session", b"private",
-    b"credential", b"apikey", b"api_key", b"\\u",
+    b"credential", b"apikey", b"api_key", b'api"', b"\\u",
 )  # fmt: skip
 _FOLD_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ-.", b"abcdefghijklmnopqrstuvwxyz__")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -49,16 +50,23 @@ def redact(value: Any) -> bool:
     key with thousands of dots nests as many levels, beyond Python's recursion limit.
     """
     changed = False
-    pending = [value]
+    # Each container with the key it is the value of (a list's items share it): a key
+    # nested under another is also read joined to it, so {"api": {"key": ...}} is
+    # "api_key" as {"api.key": ...} is, and an OTLP attribute "session.id", which
+    # arrives split at its dots, is "session_id" as in the Events API.
+    pending: list[tuple[Any, str | None]] = [(value, None)]
     while pending:
-        node = pending.pop()
+        node, parent = pending.pop()
         if isinstance(node, dict):
             for key, inner in node.items():
-                if is_secret_key(key) and inner is not None and inner != REDACTED:
+                secret = is_secret_key(key) or (
+                    parent is not None and is_secret_key(f"{parent}_{key}")
+                )
+                if secret and inner is not None and inner != REDACTED:
                     node[key] = REDACTED
                     changed = True
                 elif isinstance(inner, dict | list):
-                    pending.append(inner)
+                    pending.append((inner, key))
         elif isinstance(node, list):
-            pending.extend(inner for inner in node if isinstance(inner, dict | list))
+            pending.extend((inner, parent) for inner in node if isinstance(inner, dict | list))
     return changed

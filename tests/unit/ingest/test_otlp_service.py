@@ -55,6 +55,16 @@ def test_secret_attributes_are_redacted_in_every_event_of_a_resource() -> None:
     assert first["attributes"]["user"] == "ann"
 
 
+@pytest.mark.parametrize("key", ["api.key", "x.api.key", "private.key", "session.id"])
+def test_a_dotted_secret_attribute_is_redacted_as_the_events_api_redacts_it(key: str) -> None:
+    # Split at its dots, the attribute's last part alone ("key", "id") is no secret.
+    body = traces([span("a", attributes={key: "hunter2", "api.version": "2"})]).SerializeToString()
+    [row], _ = otlp_rows(TRACES, ORIGIN, body, Encoding.PROTOBUF, limits(256 * 1024))
+    assert b"hunter2" not in row.raw
+    assert b"[REDACTED]" in row.raw
+    assert orjson.loads(row.raw)["attributes"]["api"]["version"] == "2"
+
+
 def test_environments_without_redaction_keep_the_values() -> None:
     body = traces([span("a")], {"db.password": "hunter2"}).SerializeToString()
     origin = Origin(tenant=ORIGIN.tenant, dataset="otel", redact_secrets=False)

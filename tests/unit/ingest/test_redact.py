@@ -104,3 +104,35 @@ def test_redaction_reaches_deeper_than_the_recursion_limit() -> None:
     node["api_key"] = "deep"
     assert redact(event)
     assert event["token"] == REDACTED and node["api_key"] == REDACTED
+
+
+# A secret key written as a key inside another, as OTLP's dotted attributes arrive
+# (split at their dots) and as JSON clients nest them.
+NESTED_SECRETS: list[dict[str, Any]] = [
+    {"api": {"key": "S"}},
+    {"x": {"api": {"key": "S"}}},
+    {"X-Api": {"Key": "S"}},
+    {"private": {"key": "S"}},
+    {"session": {"id": "S"}},
+    {"api": [{"key": "S"}]},
+]
+
+
+@pytest.mark.parametrize("event", NESTED_SECRETS)
+def test_a_secret_key_split_at_its_dots_is_redacted(event: dict[str, Any]) -> None:
+    assert may_hold_secrets(json.dumps([event]).encode())
+    assert redact(event)
+    assert "S" not in json.dumps(event)
+    assert REDACTED in json.dumps(event)
+
+
+def test_a_key_nested_under_another_is_not_a_secret_by_the_pair_alone() -> None:
+    event: dict[str, Any] = {
+        "api": {"version": 2, "keys": 3},
+        "session": {"count": 1},
+        "key": "k",
+        "private": {"name": "p"},
+    }
+    before = copy.deepcopy(event)
+    assert redact(event) is False
+    assert event == before
