@@ -131,6 +131,7 @@ def event_document(value: Any, default_dataset: str, exact: bool) -> Document | 
 
 
 _ABSENT = object()
+_LINE_BREAK = re.compile(r"[\r\n]+")
 
 
 def event_documents(
@@ -159,7 +160,9 @@ def raw_documents(
         text = body.decode()
     except UnicodeDecodeError:
         raise HecError(INVALID_DATA) from None
-    lines = [line for line in text.splitlines() if line.strip()]
+    # Splunk breaks a raw body at carriage returns and line feeds alone; str.splitlines
+    # also breaks at U+2028, U+0085, form feeds and more, which JSON strings hold raw.
+    lines = [line for line in _LINE_BREAK.split(text) if line.strip()]
     if not lines:
         raise HecError(NO_DATA)
     if len(lines) > limits.max_events:
