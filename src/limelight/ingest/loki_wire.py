@@ -118,8 +118,45 @@ def decode_protobuf(data: bytes) -> list[Stream]:
 
 # One matcher of a selector: name="value", the value in Go's quoting.
 _MATCHER = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|\})', re.S)
-_ESCAPE = re.compile(r"\\(.)", re.S)
-_ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
+# Go's escapes in a double-quoted string (strconv.Unquote, which Loki reads labels with):
+# single characters, a byte in hex or octal, a code point in 4 or 8 hex digits.
+_ESCAPE = re.compile(
+    r"\\(?:([abfnrtv\\\"])|x([0-9A-Fa-f]{2})|([0-7]{3})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.|$))",
+    re.S,
+)
+_ESCAPED = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}
+
+
+def go_unquoted(value: str) -> str:
+    """The text of a label value between its quotes, read as Go reads it.
+
+    Written here because no library reads Go's quoting: Python's ``unicode_escape``
+    codec takes Latin-1 for UTF-8 and accepts escapes Go refuses. Byte escapes build
+    UTF-8 sequences together (``\\xc3\\xa9`` is one ``é``); bytes that are not UTF-8
+    become U+FFFD, as an event's JSON holds text.
+    """
+    if "\\" not in value:
+        return value
+    out = bytearray()
+    at = 0
+    for found in _ESCAPE.finditer(value):
+        out += value[at : found.start()].encode()
+        single, hex_byte, octal_byte, short, long, other = found.groups()
+        if single is not None:
+            out.append(_ESCAPED[single])
+        elif hex_byte is not None or octal_byte is not None:
+            number = int(hex_byte, 16) if hex_byte is not None else int(octal_byte, 8)
+            if number > 255:
+                raise BadRequest(f"a label value has an escape Go does not read: {found[0]!r}")
+            out.append(number)
+        else:
+            point = int(short or long or "", 16) if other is None else -1
+            if not (0 <= point <= 0x10FFFF) or 0xD800 <= point <= 0xDFFF:
+                raise BadRequest(f"a label value has an escape Go does not read: {found[0]!r}")
+            out += chr(point).encode()
+        at = found.end()
+    out += value[at:].encode()
+    return out.decode(errors="replace")
 
 
 def parse_labels(text: str) -> dict[str, str]:
@@ -136,7 +173,7 @@ def parse_labels(text: str) -> dict[str, str]:
         if found is None:
             raise BadRequest(f"the stream's labels are not a selector: {text[:100]!r}")
         name, value, end = found.groups()
-        labels[name] = _ESCAPE.sub(lambda m: _ESCAPED.get(m[1], m[1]), value)
+        labels[name] = go_unquoted(value)
         at = found.end()
         if end == "}":
             if text[at:].strip():

@@ -33,6 +33,31 @@ def test_anything_else_is_refused(text: str) -> None:
         parse_labels(text)
 
 
+# Go quotes a label value as strconv.Quote does, and Loki reads it back with Go's own
+# unquoting: these are the escapes a Go client writes and what they stand for.
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        (r"\u00e9\x41", "\u00e9A"),
+        (r"\U0001f600", "\U0001f600"),
+        (r"\a\b\f\v\t\n\r", "\x07\x08\x0c\x0b\t\n\r"),
+        (r"\xc3\xa9", "\u00e9"),  # bytes of one UTF-8 character
+        (r"\101\303\251", "A\u00e9"),  # octal bytes
+        (r"\x00", "\x00"),
+        (r"\xff", "\ufffd"),  # not UTF-8: the replacement character, as JSON must hold text
+        (r"caf\u00e9 \\ \"", 'caf\u00e9 \\ "'),
+    ],
+)
+def test_label_values_are_unquoted_as_go_quotes_them(value: str, read: str) -> None:
+    assert parse_labels(f'{{a="{value}", b="x"}}') == {"a": read, "b": "x"}
+
+
+@pytest.mark.parametrize("value", [r"\q", r"\x4", r"\u00e", r"\8", r"\'", r"\U00110000"])
+def test_an_escape_go_would_not_read_is_refused(value: str) -> None:
+    with pytest.raises(BadRequest, match="escape"):
+        parse_labels(f'{{a="{value}"}}')
+
+
 def documents(body: object, dataset: str | None = None) -> list[Document | Refusal]:
     return streams_documents(decode_json(orjson.dumps(body)), dataset, limits())
 
