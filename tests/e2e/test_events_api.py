@@ -419,6 +419,42 @@ def test_service_and_namespace_headers(
     assert (stored["_service"], stored["_namespace"]) == (service, namespace)
 
 
+def post_raw_headers(
+    server: LiveServer, tenant: Tenant, ds: str, headers: list[tuple[bytes, bytes]]
+) -> httpx.Response:
+    """One event with headers sent as the bytes given (httpx sends str values as ASCII)."""
+    all_headers = [(b"x-api-key", tenant.ingest_key.encode()), *headers]
+    return web.post(f"{server.url}/events/v1/{ds}", content=b'[{"a": 1}]', headers=all_headers)
+
+
+def test_service_and_namespace_headers_are_read_as_utf8(
+    server: LiveServer, tenant: Tenant, ds: str
+) -> None:
+    headers = [(b"x-service", "café".encode()), (b"x-namespace", "日本".encode())]
+    r = post_raw_headers(server, tenant, ds, headers)
+    assert r.status_code == 202, r.text
+    (stored,) = server.read(tenant.admin_key, ds)
+    assert (stored["_service"], stored["_namespace"]) == ("café", "日本")
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "reason"),
+    [
+        ("x-service", b"caf\xe9", "x-service is not UTF-8"),
+        ("x-namespace", b"\xff\xfe", "x-namespace is not UTF-8"),
+        ("x-service", b"s" * 257, "x-service is 257 characters; at most 256"),
+        ("x-namespace", "é".encode() * 300, "x-namespace is 300 characters; at most 256"),
+    ],
+)
+def test_a_service_header_that_cannot_be_a_name_is_refused(
+    server: LiveServer, tenant: Tenant, ds: str, header: str, value: bytes, reason: str
+) -> None:
+    r = post_raw_headers(server, tenant, ds, [(header.encode(), value)])
+    assert r.status_code == 400
+    assert reason in r.text
+    assert server.read(tenant.admin_key, ds) == []
+
+
 def test_secrets_are_redacted_at_any_depth(server: LiveServer, tenant: Tenant, ds: str) -> None:
     event = {
         "message": "login",

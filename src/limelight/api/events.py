@@ -40,6 +40,27 @@ def _dataset_from_path(path: str) -> str:
     return check_dataset(parts[1])
 
 
+# A service or namespace name from a header is for every event of the request, and is
+# listed and shown as a name: a longer value is a client's mistake, refused as one.
+MAX_NAME_CHARACTERS = 256
+
+
+def _name_header(request: Request, header: str) -> str | None:
+    """The header's value read as UTF-8 (Starlette reads headers as Latin-1, which turns
+    ``café`` into ``cafÃ©``), or a 400 saying why it cannot be a name."""
+    value = request.headers.get(header)
+    if value is None or value.isascii():
+        text = value
+    else:
+        try:
+            text = value.encode("latin-1").decode()
+        except UnicodeDecodeError:
+            raise BadRequest(f"{header} is not UTF-8") from None
+    if text is not None and len(text) > MAX_NAME_CHARACTERS:
+        raise BadRequest(f"{header} is {len(text)} characters; at most {MAX_NAME_CHARACTERS}")
+    return text
+
+
 def _has_body(request: Request) -> bool:
     length = request.headers.get("content-length")
     return (length is not None and length != "0") or "transfer-encoding" in request.headers
@@ -75,8 +96,8 @@ async def events_endpoint(request: Request) -> Response:
         origin = Origin(
             tenant=key.tenant,
             dataset=dataset,
-            service=request.headers.get("x-service"),
-            namespace=request.headers.get("x-namespace"),
+            service=_name_header(request, "x-service"),
+            namespace=_name_header(request, "x-namespace"),
             redact_secrets=key.redact_secrets,
         )
         # Parsing and storing run off the event loop: a 6MB batch must not
@@ -121,8 +142,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                 "schema": {"type": "string"},
                 "description": "1-128 letters, digits, `.`, `_` or `-`.",
             },
-            {"name": "x-service", "in": "header", "schema": {"type": "string"}},
-            {"name": "x-namespace", "in": "header", "schema": {"type": "string"}},
+            {"name": "x-service", "in": "header", "schema": {"type": "string", "maxLength": 256}},
+            {"name": "x-namespace", "in": "header", "schema": {"type": "string", "maxLength": 256}},
         ],
         "requestBody": body(
             {"type": "array", "items": {"type": "object"}},
