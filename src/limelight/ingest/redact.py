@@ -25,14 +25,18 @@ BODY_HINTS = (
     b"pass", b"pwd", b"secret", b"auth", b"token", b"cookie", b"session", b"private",
     b"credential", b"apikey", b"api_key", b'api"', b"\\u",
 )  # fmt: skip
+# In protobuf a key is followed by the next field's tag, not a quote, so the key "api"
+# is its bare name there; and protobuf strings have no escapes.
+PROTOBUF_HINTS = tuple(b"api" if h == b'api"' else h for h in BODY_HINTS if h != b"\\u")
 _FOLD_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ-.", b"abcdefghijklmnopqrstuvwxyz__")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def may_hold_secrets(body: bytes) -> bool:
-    """False when no event in this JSON body can have a key that ``redact`` replaces."""
+def may_hold_secrets(body: bytes, hints: tuple[bytes, ...] = BODY_HINTS) -> bool:
+    """False when no event in this body (JSON, or protobuf with ``PROTOBUF_HINTS``) can
+    have a key that ``redact`` replaces."""
     folded = body.translate(_FOLD_BYTES)
-    return any(hint in folded for hint in BODY_HINTS)
+    return any(hint in folded for hint in hints)
 
 
 def is_secret_key(key: str) -> bool:

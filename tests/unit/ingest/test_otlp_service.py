@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from google.protobuf.json_format import MessageToJson
 
 from limelight.ingest.otlp.codec import Encoding
 from limelight.ingest.otlp.service import otlp_rows
@@ -63,6 +64,20 @@ def test_a_dotted_secret_attribute_is_redacted_as_the_events_api_redacts_it(key:
     assert b"hunter2" not in row.raw
     assert b"[REDACTED]" in row.raw
     assert orjson.loads(row.raw)["attributes"]["api"]["version"] == "2"
+
+
+@pytest.mark.parametrize("encoding", [Encoding.PROTOBUF, Encoding.JSON])
+def test_a_secret_nested_in_a_kvlist_attribute_is_redacted(encoding: Encoding) -> None:
+    # {"api": {"key": ...}} as a kvlist: no key of the body holds a hint of its own
+    # ("api" and "key"), and in protobuf no quote follows "api".
+    request = traces([span("a", attributes={"api": {"key": "hunter2", "version": "2"}})])
+    body = (
+        request.SerializeToString()
+        if encoding is Encoding.PROTOBUF
+        else MessageToJson(request).encode()
+    )
+    [row], _ = otlp_rows(TRACES, ORIGIN, body, encoding, limits(256 * 1024))
+    assert orjson.loads(row.raw)["attributes"]["api"] == {"key": "[REDACTED]", "version": "2"}
 
 
 def test_environments_without_redaction_keep_the_values() -> None:

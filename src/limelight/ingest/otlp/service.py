@@ -13,7 +13,7 @@ from limelight.ingest.nesting import MAX_EVENT_DEPTH, may_nest_deeper_than, nest
 from limelight.ingest.otlp.codec import ID_RULES, Encoding, decode_request
 from limelight.ingest.otlp.common import Rejections
 from limelight.ingest.otlp.signals import Signal
-from limelight.ingest.redact import may_hold_secrets, redact
+from limelight.ingest.redact import BODY_HINTS, PROTOBUF_HINTS, may_hold_secrets, redact
 from limelight.ingest.service import Origin, RowSink, build_rows, store_rows
 from limelight.store.events.base import EventRow
 
@@ -34,8 +34,10 @@ def otlp_rows(
     rejections = Rejections(ID_RULES[encoding])
     groups = signal.mapper(request, rejections)
     # Attribute keys travel as plain text in protobuf too, so the same cheap
-    # whole-body test as the Events API decides whether to walk the events.
-    redacting = origin.redact_secrets and may_hold_secrets(body)
+    # whole-body test as the Events API, with protobuf's hints, decides whether to walk
+    # the events.
+    hints = PROTOBUF_HINTS if encoding is Encoding.PROTOBUF else BODY_HINTS
+    redacting = origin.redact_secrets and may_hold_secrets(body, hints)
     too_large = f"{signal.items} of {limits.max_event_bytes} bytes or more as JSON"
     # Dotted attribute keys nest: a key with 300 dots is 300 levels.
     too_deep = f"{signal.items} nesting objects and arrays more than {MAX_EVENT_DEPTH} levels deep"
