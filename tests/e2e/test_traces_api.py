@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import orjson
@@ -228,6 +229,27 @@ def test_the_service_overview_counts_entry_spans(
              "traceId": PAY.hex(), "operations": ["charge"]}
         ],
     }  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["team/api", "a/errors", "x/operations", "100% ok?#"])
+def test_a_service_name_with_slashes_or_reserved_characters_has_its_reads(
+    server: LiveServer, name: str
+) -> None:
+    tenant = server.new_tenant()
+    failing = _error(span("charge", trace_id=PAY, span_id=ROOT, start=T0, end=T0 + 5 * MS,
+                          kind=Span.SPAN_KIND_SERVER), "card declined")  # fmt: skip
+    send_spans(server, tenant, name, [failing])
+    listed = get(server, tenant.admin_key, "/v1/services", **FRAME).json()["services"]
+    assert [s["service"] for s in listed] == [name]
+    path = f"/v1/services/{quote(name, safe='')}"
+    operations = get(server, tenant.admin_key, f"{path}/operations", **FRAME)
+    assert operations.status_code == 200, operations.text
+    assert operations.json()["service"] == name
+    assert [o["operation"] for o in operations.json()["operations"]] == ["charge"]
+    errors = get(server, tenant.admin_key, f"{path}/errors", **FRAME)
+    assert errors.status_code == 200, errors.text
+    assert errors.json()["service"] == name
+    assert [e["error"] for e in errors.json()["errors"]] == ["card declined"]
 
 
 def test_the_reads_over_spans_answer_as_the_queries_api_does(

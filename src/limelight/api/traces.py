@@ -187,8 +187,10 @@ OPERATION = {
 }
 
 
+# {name:path}: a service name may hold "/", which arrives decoded from %2F before routing;
+# the fixed last segment still tells the two routes apart ("a/errors/operations").
 @router.get(
-    "/v1/services/{name}/operations",
+    "/v1/services/{name:path}/operations",
     summary="Requests, errors and latency of a service's operations (span names)",
     description="As `/v1/services`, per span name of the service, the most "
     "requested first, at most `limit` (default 100).",
@@ -225,7 +227,7 @@ SERVICE_ERROR = {
 
 
 @router.get(
-    "/v1/services/{name}/errors",
+    "/v1/services/{name:path}/errors",
     summary="A service's errors grouped by message",
     description="The service's spans (any kind) with status ERROR, grouped by "
     "`error` (the status message or exception message), the most frequent first, at "
