@@ -85,6 +85,9 @@ def field_errors(
             message = "unknown field"
         elif err.get("type") == "model_type":
             message = object_expected(err, examples or {})
+        elif err.get("type") == "too_long":  # a list with more items than allowed
+            ctx = err.get("ctx") or {}
+            message = f"at most {ctx.get('max_length')} items; {ctx.get('actual_length')} given"
         elif hints and (hint := _hint(names, hints)):
             message = hint
         else:

@@ -205,6 +205,21 @@ def test_bad_runs_are_refused_naming_the_field(
     assert field in [e["field"] for e in r.json()["errors"]], r.json()
 
 
+def test_a_query_longer_than_the_engine_parses_is_refused_naming_the_limit(runs: Runs) -> None:
+    """It used to be a FAILED run with the engine's SYNTAX_ERROR."""
+    values = [f"service-{i}" for i in range(20_000)]
+    query = {"filters": [{"key": "level", "operation": "IN", "value": values}]}
+    r = runs.create({"query": query, **window()})
+    assert r.status_code == 400, r.text
+    assert "the engine reads at most 262,144" in r.json()["reason"]
+    too_many = {"filters": [{"key": "level", "operation": "EXISTS"}] * 101}
+    r = runs.create({"query": too_many, **window()})
+    assert r.status_code == 400, r.text
+    assert r.json()["errors"] == [
+        {"field": "query.filters", "message": "at most 100 items; 101 given"}
+    ]
+
+
 def test_thirty_days_is_allowed(runs: Runs) -> None:
     now = int(time.time() * 1000)
     body = runs.finished(

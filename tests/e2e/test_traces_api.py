@@ -252,6 +252,18 @@ def test_a_service_name_with_slashes_or_reserved_characters_has_its_reads(
     assert [e["error"] for e in errors.json()["errors"]] == ["card declined"]
 
 
+def test_a_search_longer_than_the_engine_parses_is_refused_naming_the_limit(
+    server: LiveServer, shop: tuple[Tenant, Tenant]
+) -> None:
+    """It used to be a 503, the engine's syntax error taken for its failure."""
+    tenant, _ = shop
+    values = [f"id-{i}" for i in range(20_000)]
+    body = {**FRAME, "filters": [{"key": "name", "operation": "IN", "value": values}]}
+    r = search(server, tenant.admin_key, body)
+    assert r.status_code == 400, r.text
+    assert "the engine reads at most 262,144" in r.json()["reason"]
+
+
 def test_the_reads_over_spans_answer_as_the_queries_api_does(
     server: LiveServer, shop: tuple[Tenant, Tenant]
 ) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, final
 
-from limelight.errors import LimelightError
+from limelight.errors import BadRequest, LimelightError
 from limelight.query.sql import Params
 from limelight.scoped import ScopedStatement
 
@@ -226,6 +226,27 @@ def engine_settings(asked: Sequence[tuple[str, int]]) -> str:
     return "".join(f", {name} = {value:d}" for name, value in asked)
 
 
+# The engine parses at most this many bytes of a statement (ClickHouse's max_query_size,
+# the same default on chDB and on a server): past it a run failed with a syntax error.
+# Values are bound apart from the text, so what grows a statement is its filters, the
+# values of an IN (a placeholder each), calculations, group-bys and the keys' names.
+MAX_STATEMENT_BYTES = 262_144
+
+
+class StatementTooLarge(BadRequest):
+    """A statement longer than the engine parses (a 400: the query asks too much)."""
+
+
+def _refuse_too_large(sql: str) -> None:
+    size = len(sql.encode())
+    if size > MAX_STATEMENT_BYTES:
+        raise StatementTooLarge(
+            f"the query is too large to run: it makes a statement of {size:,} bytes, and "
+            f"the engine reads at most {MAX_STATEMENT_BYTES:,}; use fewer filters, fewer "
+            "values in them, fewer calculations or group-bys, or shorter keys"
+        )
+
+
 @dataclass(frozen=True)
 class Scope:
     workspace_id: str
@@ -272,10 +293,12 @@ class Scope:
         """The whole statement: ``select`` closed by the run's limits and the ``engine``
         settings it asks for (names and numbers the code writes), its bound values, and
         the names it selects, in order. Refused when it reads a table anywhere (its
-        columns, a tail's subquery, a UNION) other than under this tenant's filter."""
+        columns, a tail's subquery, a UNION) other than under this tenant's filter, and
+        with a 400 when it is longer than the engine parses."""
         _refuse_unscoped_reads(select.sql, params.values, self)
-        settings = self.settings() + engine_settings(engine)
-        return CompiledQuery(_SEAL, select.sql + settings, params.values, tuple(columns))
+        sql = select.sql + self.settings() + engine_settings(engine)
+        _refuse_too_large(sql)
+        return CompiledQuery(_SEAL, sql, params.values, tuple(columns))
 
     def settings(self) -> str:
         """The run's limits, and what the statements need of the engine."""

@@ -27,6 +27,13 @@ Int64 = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 Scalar = StrictBool | Int64 | FiniteFloat | StrictStr
 MAX_LIMIT = 10_000
+# At most this many namespaces, keys, calculations, filters, group-bys or orders in one
+# query. The engine's time to plan a statement grows faster than its items: measured on
+# chDB over a single event, 100 filters 0.35 s and 200 0.7 s, 200 group-bys 1.5 s, the
+# events read with 200 filters 2.9 s; around 2,000 filters a statement outgrows what the
+# engine parses at all (``scope.MAX_STATEMENT_BYTES``, which bounds the rest: the
+# values of an IN, the length of the keys).
+MAX_ITEMS = 100
 
 
 class _Model(pydantic.BaseModel):
@@ -77,13 +84,13 @@ class Needle(_Model):
 class QueryFields(_Model):
     """The writable fields of a query; ``None`` means not set."""
 
-    namespaces: list[Namespace] | None = None
-    keys: list[KeySpec] | None = None
-    calculations: list[Calculation] | None = None
-    filters: list[Filter] | None = None
+    namespaces: list[Namespace] | None = Field(None, max_length=MAX_ITEMS)
+    keys: list[KeySpec] | None = Field(None, max_length=MAX_ITEMS)
+    calculations: list[Calculation] | None = Field(None, max_length=MAX_ITEMS)
+    filters: list[Filter] | None = Field(None, max_length=MAX_ITEMS)
     filter_combination: Literal["AND", "OR"] | None = None
-    group_bys: list[KeySpec] | None = None
-    orders: list[Order] | None = None
+    group_bys: list[KeySpec] | None = Field(None, max_length=MAX_ITEMS)
+    orders: list[Order] | None = Field(None, max_length=MAX_ITEMS)
     needle: Needle | None = None
     limit: StrictInt | None = None
     name: StrictStr | None = None

@@ -62,7 +62,7 @@ from limelight.query.spans import (
     span_hours_where,
     spans_where,
 )
-from limelight.query.spec import OBJECT_EXAMPLES, Filter, FiniteFloat, filter_errors
+from limelight.query.spec import MAX_ITEMS, OBJECT_EXAMPLES, Filter, FiniteFloat, filter_errors
 from limelight.query.sql import Params
 from limelight.query.values import number
 from limelight.validation import field_errors
@@ -93,7 +93,7 @@ class TraceSearch(pydantic.BaseModel):
     status: Literal["error", "ok"] | None = None
     minDuration: Milliseconds | None = None  # noqa: N815 - the API's spelling
     maxDuration: Milliseconds | None = None  # noqa: N815 - the API's spelling
-    filters: list[Filter] | None = None
+    filters: list[Filter] | None = Field(None, max_length=MAX_ITEMS)
     orderBy: Literal["start", "duration"] = "start"  # noqa: N815 - the API's spelling
     limit: StrictInt = Field(DEFAULT_TRACES, ge=1, le=MAX_TRACES)
 

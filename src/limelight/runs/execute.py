@@ -24,6 +24,7 @@ from limelight.query.compile import (
 )
 from limelight.query.keys import MAX_LISTED_SUB_PATHS, UNKNOWN, StoredTypes
 from limelight.query.results import events_rows, newest_rows, shape
+from limelight.query.scope import StatementTooLarge
 from limelight.query.spec import QueryFields
 from limelight.runs.limits import (
     RunLimits,
@@ -78,7 +79,13 @@ def typed_plan(
         below = paths_below(store, tenant, presence_keys(fields), MAX_LISTED_SUB_PATHS, limits)
     except StoreError as exc:
         raise RunFailed(store_failure_message(exc, limits)) from exc
-    return compile_with(StoredTypes(held, below))
+    try:
+        return compile_with(StoredTypes(held, below))
+    except StatementTooLarge:
+        # The types held can make a statement longer than the untyped one, which was
+        # accepted when the run was created (an object key read as each of its paths):
+        # that one reads every type and gives the same answer.
+        return untyped
 
 
 def dataset_warnings(

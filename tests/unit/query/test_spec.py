@@ -216,3 +216,22 @@ def test_a_query_has_one_heatmap_with_a_key() -> None:
     assert errors_of({"calculations": [{"operator": "HEATMAP"}]}) == {
         "calculations[0].key": "HEATMAP needs a key"
     }
+
+
+@pytest.mark.parametrize(
+    ("field", "item"),
+    [
+        ("namespaces", {"type": "dataset", "value": "logs"}),
+        ("keys", {"key": "a"}),
+        ("calculations", {"operator": "COUNT"}),
+        ("filters", {"key": "a", "operation": "EXISTS"}),
+        ("group_bys", {"key": "a"}),
+        ("orders", {"key": "COUNT"}),
+    ],
+)
+def test_each_list_holds_at_most_a_hundred_items(field: str, item: dict[str, str]) -> None:
+    assert errors_of({field: [item] * 101}) == {field: "at most 100 items; 101 given"}
+    try:  # a hundred may be refused for something else (the same name twice), not the count
+        validate_fields({field: [item] * 100})
+    except BadRequest as exc:
+        assert field not in {e["field"] for e in exc.errors or []}
