@@ -19,7 +19,7 @@ def canon(value: Any) -> tuple[str, Any]:
     if isinstance(value, bool):
         return ("boolean", value)
     if isinstance(value, int | float):
-        return ("number", float(value))
+        return ("number", value)  # exact: 5 == 5.0 in Python, 2**53 + 1 != 2**53 + 1.0
     return ("string", value)
 
 

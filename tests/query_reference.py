@@ -356,9 +356,9 @@ def _sample_variance(values: list[float]) -> float | None:
 def _distinct_id(value: Any) -> tuple[str, Any] | None:
     """Distinct strings, numbers (5 and 5.0 alike) and booleans; arrays are not counted."""
     kind = kind_of(value)
-    if kind == "number":
-        return kind, float(value)
-    return (kind, value) if kind in ("string", "boolean") else None
+    # Python compares int and float exactly (5 == 5.0, 2**53 + 1 != 2**53 + 1.0), as the
+    # engine's statements do.
+    return (kind, value) if kind in ("string", "number", "boolean") else None
 
 
 def calculate(operator: str, key: str | None, records: list[Record]) -> Any:
@@ -401,13 +401,13 @@ def group_id(groups: Mapping[str, Any]) -> str:
 def _group_value(value: Any) -> Any:
     """A group holds a string, number or boolean; arrays and missing keys group as null.
 
-    Numbers are one kind: 5 and 5.0 are the same group (shown as 5).
+    Numbers are one kind: 5 and 5.0 are the same group (shown as 5); integers are
+    kept exact, beyond 2**53 too.
     """
     kind = kind_of(value)
-    if kind == "number":
-        number = float(value)
-        return int(number) if number.is_integer() else number
-    return value if kind in ("string", "boolean") else None
+    if kind == "number" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if kind in ("string", "number", "boolean") else None
 
 
 def _values(calcs: list[Mapping[str, Any]], records: list[Record]) -> dict[str, Any]:

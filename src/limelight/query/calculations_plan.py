@@ -135,7 +135,15 @@ def _group_columns(groups: Sequence[str], stored: StoredTypes) -> list[list[tupl
     """
     out = []
     for i, key in enumerate(groups):
-        kinds = list(stored.expr(key).scalars.values()) or [NO_GROUP_VALUE]
+        expr = stored.expr(key)
+        kinds = []
+        for kind, sql in expr.scalars.items():
+            kinds.append(expr.number_value or sql if kind == "number" else sql)
+            if kind == "number" and expr.exact is not None:
+                # After the Float64 view (orders read it first): integers it rounds to
+                # one value stay apart, and the answer takes this part where not NULL.
+                kinds.append(expr.exact)
+        kinds = kinds or [NO_GROUP_VALUE]
         out.append([(sql, f"g{i}_{j}") for j, sql in enumerate(kinds)])
     return out
 
@@ -185,10 +193,17 @@ def calculation_sql(
         args = {"e": stored.expr(calc.key).exists}
         total, per_bucket = spec.present, spec.present_series
     elif spec.per_kind:
-        parts = [
-            f"ifNull({spec.template.format(k=expr)}, 0)"
-            for expr in stored.expr(calc.key).scalars.values()
-        ]
+        key = stored.expr(calc.key)
+        parts = []
+        for kind, expr in key.scalars.items():
+            # A number with its exact integer: integers the Float64 view rounds to one
+            # value are counted apart (0 where it does not round: an aggregate skips a
+            # row with any argument NULL).
+            counted = expr
+            if kind == "number":
+                exact = f", ifNull({key.exact}, 0)" if key.exact else ""
+                counted = f"{key.number_value}{exact}"
+            parts.append(f"ifNull({spec.template.format(k=counted)}, 0)")
         return " + ".join(parts) or "0", None
     else:
         args = {"n": stored.expr(calc.key).scalars.get("number", NO_NUMBER)}

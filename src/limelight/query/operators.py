@@ -83,6 +83,13 @@ def value_kind(value: object) -> Kind:
     return ref_type if ref_type in KINDS else "string"
 
 
+def beyond_float(value: Any) -> bool:
+    """An integer from 2**53 on: as a Float64 it would equal its neighbours, so it is
+    compared with each stored type of the key as it is (the engine compares integers
+    and floats exactly), not with the key's Float64 view."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**53
+
+
 def _table(*ops: Operator) -> Mapping[str, Operator]:
     return {op.name: op for op in ops}
 
@@ -142,4 +149,5 @@ def kinds_of(values: list[Any]) -> Iterator[tuple[Kind, list[Any]]]:
     for kind in KINDS:
         group = [v for v in values if value_kind(v) == kind]
         if group:
-            yield kind, [float(v) if kind == "number" else v for v in group]
+            # Numbers as floats (one SQL type), but for the integers a float would round.
+            yield kind, [float(v) if kind == "number" and not beyond_float(v) else v for v in group]

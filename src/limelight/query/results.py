@@ -32,11 +32,12 @@ def _number(value: Any) -> Any:
 
 
 def _groups(plan: CalculationsPlan, row: Mapping[str, Any]) -> dict[str, Any]:
-    """Each group-by key's value: the one of its kind columns that is not null."""
+    """Each group-by key's value: the one of its kind columns that is not null, or the
+    last where a number's exact integer follows its Float64 view (both hold then)."""
     out: dict[str, Any] = {}
     for i, (key, width) in enumerate(plan.groups):
-        kinds = (row.get(f"g{i}_{j}") for j in range(width))
-        out[key] = next((v for v in kinds if v is not None), None)
+        kinds = [row.get(f"g{i}_{j}") for j in range(width)]
+        out[key] = next((v for v in reversed(kinds) if v is not None), None)
     return out
 
 

@@ -11,6 +11,7 @@ so a value's share is that of the events holding it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,14 +19,20 @@ from limelight.query.keys import KeyExpr, Kind
 
 _TAGS: dict[Kind, str] = {"string": "s", "number": "n", "boolean": "b"}
 RANGE_TAG = "r"
+_INTEGER = re.compile(r"-?[0-9]+")
 NO_VALUES = "CAST([], 'Array(Nullable(String))')"  # typed: an untyped [] cannot be joined out
 
 
-def _tagged(kind: Kind, sql: str) -> str:
+def _tagged(kind: Kind, sql: str, exact: str | None = None) -> str:
+    """The value as tagged text. A number is written as it is stored (an array's
+    element) or as its Float64 view, where ``exact`` (the integer that view rounds)
+    is NULL: 5 and 5.0 both read "5", and integers beyond 2**53 keep every digit."""
     if kind == "string":
         return f"concat('s', {sql})"
+    if kind == "number" and exact is not None:
+        return f"concat('n', if(isNull({exact}), toString({sql}), toString({exact})))"
     if kind == "number":
-        return f"concat('n', toString(toFloat64({sql})))"
+        return f"concat('n', toString({sql}))"
     return f"concat('b', toString({sql}))"
 
 
@@ -70,7 +77,9 @@ def value_sql(key: KeyExpr, bounds: str | None = None) -> ValueSql:
         if kind == "number" and bounds is not None:
             scalars.append(_bucketed(sql, bounds))
         else:
-            scalars.append(_tagged(kind, sql))
+            number = kind == "number"
+            value = key.number_value or sql if number else sql
+            scalars.append(_tagged(kind, value, key.exact if number else None))
     # A path holds one type in an event: at most one of these is not NULL.
     scalar = None
     if scalars:
@@ -105,6 +114,8 @@ def decode(text: str | None, bounds: list[float] | None = None) -> Any:
         low = edges[index - 2] if index >= 2 else None
         high = edges[index - 1] if index <= len(edges) else None
         return {"from": number(low), "to": number(high)}
+    if _INTEGER.fullmatch(body):
+        return int(body)
     return number(float(body))
 
 

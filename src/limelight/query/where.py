@@ -3,13 +3,13 @@ namespaces, the filters and the needle."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from limelight.query.keys import KeyExpr, StoredTypes
 from limelight.query.needle import needle_sql
-from limelight.query.operators import OPERATORS, kinds_of, list_values, value_kind
+from limelight.query.operators import OPERATORS, beyond_float, kinds_of, list_values, value_kind
 from limelight.query.plans import Timeframe
 from limelight.query.scope import Condition, Scope
 from limelight.query.spec import Filter, KeyRef, QueryFields
@@ -69,7 +69,16 @@ def _operand(value: Any, kind: str, params: Params, stored: StoredTypes) -> str:
     if isinstance(value, KeyRef):
         ref = stored.expr(value.key).scalars.get(value_kind(value))
         return ref if ref is not None else "NULL"
-    return params.add(value, _PARAM_TYPES[kind])
+    return params.add(value, "Int64" if beyond_float(value) else _PARAM_TYPES[kind])
+
+
+def _per_number_type(key: KeyExpr, test: Callable[[str], str]) -> str:
+    """``test`` of the key as each type its numbers are stored as; a path holds one
+    type in an event, so the first that is not NULL answers."""
+    if not key.numbers:  # a system field: one typed column
+        return test(key.scalars["number"])
+    tests = [test(number) for number in key.numbers]
+    return tests[0] if len(tests) == 1 else f"coalesce({', '.join(tests)})"
 
 
 def _positive_sql(
@@ -81,9 +90,14 @@ def _positive_sql(
         tests = []
         for kind, group in kinds_of(list_values(value)):
             scalar = key.scalars.get(kind)
-            if scalar is not None:
-                items = ", ".join(params.add(v, _PARAM_TYPES[kind]) for v in group)
+            if scalar is None:
+                continue
+            near = [v for v in group if not beyond_float(v)]
+            if near:
+                items = ", ".join(params.add(v, _PARAM_TYPES[kind]) for v in near)
                 tests.append(f"{scalar} IN ({items})")
+            if far := [params.add(v, "Int64") for v in group if beyond_float(v)]:
+                tests.append(_per_number_type(key, lambda k: f"{k} IN ({', '.join(far)})"))
         return "(" + " OR ".join(tests) + ")" if tests else "0"
     kind = value_kind(value)
     scalar = key.scalars.get(kind)
@@ -93,7 +107,12 @@ def _positive_sql(
     if scalar is None and not arrays:
         return "0"  # the key never holds a value this operation could match
     operand = _operand(value, kind, params, stored)
-    tests = [op.scalar.format(k=scalar, v=operand)] if op.scalar and scalar else []
+    tests = []
+    if op.scalar and scalar and beyond_float(value):
+        template = op.scalar
+        tests.append(_per_number_type(key, lambda k: template.format(k=k, v=operand)))
+    elif op.scalar and scalar:
+        tests.append(op.scalar.format(k=scalar, v=operand))
     tests += [op.array.format(a=a, v=operand) for a in arrays if op.array]
     return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
 

@@ -1,0 +1,122 @@
+"""Integers a Float64 cannot hold (beyond 2**53: snowflake ids, UInt64) are compared,
+grouped, counted and listed as sent, not merged with their rounded neighbours, while
+5 and 5.0 stay one number."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests import web
+from tests.support import LiveServer, Tenant
+
+BIG = 2**53  # 9007199254740992: 2**53 + 1 is the first integer a Float64 rounds
+MAX_U64 = 2**64 - 1
+
+
+@pytest.fixture(scope="module")
+def ids(server: LiveServer) -> Tenant:
+    tenant = server.new_tenant()
+    now = int(time.time() * 1000)
+    values: list[Any] = [BIG, BIG + 1, BIG + 2, MAX_U64, 5, 5.0, -(BIG + 1)]
+    events = [{"timestamp": now - 1000 - i, "id": v} for i, v in enumerate(values)]
+    for i, event in enumerate(events[:3]):  # a key held as Int64 alone: read as stored
+        event["snowflake"] = BIG + i
+    events.append({"timestamp": now - 2000, "tags": [BIG + 1, 7]})
+    assert server.send(tenant.ingest_key, "ids", events).status_code == 202
+    return tenant
+
+
+def run(server: LiveServer, tenant: Tenant, query: dict[str, Any]) -> dict[str, Any]:
+    now = int(time.time() * 1000)
+    body = {"query": query, "from": now - 3_600_000, "to": now + 60_000}
+    r = web.post(
+        f"{server.url}/v1/query_run",
+        params={"wait": 30},
+        json=body,
+        headers={"Authorization": tenant.admin_key},
+        timeout=60,
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["query_run"]["status"] == "COMPLETED", r.text
+    data: dict[str, Any] = r.json()["data"]
+    return data
+
+
+def count(server: LiveServer, tenant: Tenant, *filters: dict[str, Any]) -> int:
+    query = {"calculations": [{"operator": "COUNT"}], "filters": list(filters)}
+    result: int = run(server, tenant, query)["aggregates"][0]["values"]["COUNT"]
+    return result
+
+
+@pytest.mark.parametrize(
+    ("operation", "value", "expected"),
+    [
+        ("=", BIG + 1, 1),
+        ("=", BIG, 1),
+        ("!=", BIG + 1, 6),
+        (">", BIG, 3),  # BIG + 1, BIG + 2, MAX_U64
+        (">=", BIG + 2, 2),
+        ("<", -BIG, 1),
+        ("<=", BIG, 4),  # BIG, 5, 5.0, -(BIG + 1)
+        ("=", 5, 2),  # 5 and 5.0: one number
+        ("IN", [BIG + 1, BIG + 2, 5], 4),
+        ("NOT_IN", [BIG + 1, 5.0], 4),
+    ],
+)
+def test_filters_compare_integers_beyond_a_float_exactly(
+    server: LiveServer, ids: Tenant, operation: str, value: Any, expected: int
+) -> None:
+    assert count(server, ids, {"key": "id", "operation": operation, "value": value}) == expected
+
+
+def test_an_array_includes_the_integer_sent_not_its_neighbour(
+    server: LiveServer, ids: Tenant
+) -> None:
+    assert count(server, ids, {"key": "tags", "operation": "INCLUDES", "value": BIG + 1}) == 1
+    assert count(server, ids, {"key": "tags", "operation": "INCLUDES", "value": BIG}) == 0
+
+
+def test_groups_and_distinct_counts_keep_each_integer(server: LiveServer, ids: Tenant) -> None:
+    query = {
+        "calculations": [{"operator": "COUNT"}],
+        "group_bys": [{"key": "id"}],
+        "filters": [{"key": "id", "operation": "EXISTS"}],
+    }
+    groups = {
+        a["groups"]["id"]: a["values"]["COUNT"] for a in run(server, ids, query)["aggregates"]
+    }
+    assert groups == {BIG: 1, BIG + 1: 1, BIG + 2: 1, MAX_U64: 1, 5: 2, -(BIG + 1): 1}
+    distinct = run(server, ids, {"calculations": [{"operator": "COUNT_DISTINCT", "key": "id"}]})
+    assert distinct["aggregates"][0]["values"]["COUNT_DISTINCT(id)"] == 6
+
+
+def test_a_key_of_integers_alone_is_grouped_and_counted_as_stored(
+    server: LiveServer, ids: Tenant
+) -> None:
+    query = {"calculations": [{"operator": "COUNT_DISTINCT", "key": "snowflake"}],
+             "group_bys": [{"key": "snowflake"}],
+             "filters": [{"key": "snowflake", "operation": "EXISTS"}]}  # fmt: skip
+    aggregates = run(server, ids, query)["aggregates"]
+    assert {a["groups"]["snowflake"] for a in aggregates} == {BIG, BIG + 1, BIG + 2}
+    total = run(server, ids, {"calculations": query["calculations"]})["aggregates"][0]
+    assert total["values"]["COUNT_DISTINCT(snowflake)"] == 3
+
+
+def test_field_values_list_each_integer_as_sent(server: LiveServer, ids: Tenant) -> None:
+    r = web.get(
+        f"{server.url}/v1/datasets/ids/keys/id/values",
+        headers={"Authorization": ids.admin_key},
+        timeout=60,
+    )
+    assert r.status_code == 200, r.text
+    listed = {v["value"]: v["count"] for v in r.json()["values"]}
+    assert listed == {BIG: 1, BIG + 1: 1, BIG + 2: 1, MAX_U64: 1, 5: 2, -(BIG + 1): 1}
+    tags = web.get(
+        f"{server.url}/v1/datasets/ids/keys/tags/values",
+        headers={"Authorization": ids.admin_key},
+        timeout=60,
+    ).json()["values"]
+    assert {v["value"] for v in tags} == {BIG + 1, 7}
