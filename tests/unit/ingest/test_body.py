@@ -44,6 +44,30 @@ def test_deflate_is_inflated() -> None:
     assert read(zlib.compress(data), "deflate") == data
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 65536])
+def test_raw_deflate_without_the_zlib_header_is_inflated(chunk: int) -> None:
+    """What many clients send as "deflate" (RFC 1951 alone, as browsers accept it)."""
+    data = b'[{"message": "hello"}]' * 50
+    raw = zlib.compressobj(wbits=-15)
+    body = raw.compress(data) + raw.flush()
+    assert read(body, "deflate", chunk=chunk) == data
+    assert read(zlib.compress(data), "deflate", chunk=chunk) == data
+
+
+def test_a_deflate_body_that_is_not_deflate_is_a_bad_request() -> None:
+    with pytest.raises(BadRequest, match="not valid deflate"):
+        read(b"\xff\xff\xff\xff not deflate", "deflate")
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 65536])
+def test_zero_bytes_after_a_gzip_member_are_padding(chunk: int) -> None:
+    """As gzip(1) reads them: tape and block writers pad the stream with zeros."""
+    data = b'[{"a": 1}]'
+    assert read(gzip.compress(data) + b"\0" * 512, "gzip", chunk=chunk) == data
+    with pytest.raises(BadRequest, match="not valid gzip"):
+        read(gzip.compress(data) + b"\0" * 16 + b"junk", "gzip", chunk=chunk)
+
+
 def test_concatenated_gzip_members_are_one_body() -> None:
     data = gzip.compress(b'[{"a": 1},') + gzip.compress(b'{"b": 2}]')
     assert read(data, "gzip", chunk=7) == b'[{"a": 1},{"b": 2}]'
