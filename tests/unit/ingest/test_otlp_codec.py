@@ -272,3 +272,33 @@ def test_paths(path: str, signal: object) -> None:
 )
 def test_content_types(header: str | None, encoding: Encoding | None) -> None:
     assert encoding_of(header) is encoding
+
+
+def _one_span(**fields: object) -> bytes:
+    span_doc = {"traceId": TRACE_ID.hex(), "spanId": SPAN_ID.hex(), "name": "a", **fields}
+    return orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span_doc]}]}]})
+
+
+@pytest.mark.parametrize("trace_id", [12345, 1.5, True])
+def test_an_id_that_is_not_a_string_is_an_invalid_id_of_its_item(trace_id: object) -> None:
+    """Not the whole body's 400 with the parser's own words ("object of type 'int' has
+    no len()"): the span gets an id no item accepts, and is rejected naming the rule."""
+    request = decode_request(TRACES, _one_span(traceId=trace_id), Encoding.JSON)
+    assert request.resource_spans[0].scope_spans[0].spans[0].trace_id == b"\0"
+
+
+@pytest.mark.parametrize("value", ["!!!!", "a", "abc$", 5])
+def test_a_bytes_value_that_is_not_base64_is_a_bad_request(value: object) -> None:
+    attributes = [{"key": "k", "value": {"bytesValue": value}}]
+    with pytest.raises(BadRequest, match="bytesValue is not base64"):
+        decode_request(TRACES, _one_span(attributes=attributes), Encoding.JSON)
+
+
+def test_a_bytes_value_in_either_base64_alphabet_decodes() -> None:
+    attributes = [
+        {"key": "k", "value": {"bytesValue": "+/8="}},
+        {"key": "u", "value": {"bytes_value": "-_8"}},
+    ]
+    request = decode_request(TRACES, _one_span(attributes=attributes), Encoding.JSON)
+    values = request.resource_spans[0].scope_spans[0].spans[0].attributes
+    assert [v.value.bytes_value for v in values] == [b"\xfb\xff", b"\xfb\xff"]

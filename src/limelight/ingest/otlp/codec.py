@@ -72,6 +72,17 @@ _NOT_AN_ID = base64.b64encode(b"\0").decode()
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
 
 
+BYTES_FIELDS = frozenset({"bytesValue", "bytes_value"})
+
+
+def _is_base64(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and _BASE64.fullmatch(value) is not None
+        and len(value.rstrip("=")) % 4 != 1
+    )
+
+
 def _id_to_base64(text: str) -> str:
     """Hex ids (the OTLP JSON rule) become base64; base64 (older clients) is left as
     sent; anything else becomes an id no item accepts."""
@@ -80,7 +91,7 @@ def _id_to_base64(text: str) -> str:
             return base64.b64encode(bytes.fromhex(text)).decode()
         except ValueError:
             pass
-    return text if _BASE64.fullmatch(text) and len(text.rstrip("=")) % 4 != 1 else _NOT_AN_ID
+    return text if _is_base64(text) else _NOT_AN_ID
 
 
 def _fix_ids(doc: dict[str, Any]) -> None:
@@ -99,8 +110,19 @@ def _fix_ids(doc: dict[str, Any]) -> None:
         for node in level:
             if isinstance(node, dict):
                 for key, value in node.items():
-                    if key in ID_FIELDS and isinstance(value, str):
-                        node[key] = _id_to_base64(value)
+                    if (
+                        key in ID_FIELDS
+                        and value is not None
+                        and not isinstance(value, dict | list)
+                    ):
+                        # A number or a boolean is no id either: its item is rejected.
+                        node[key] = _id_to_base64(value) if isinstance(value, str) else _NOT_AN_ID
+                    elif key in BYTES_FIELDS and not _is_base64(value):
+                        # json_format skips characters outside the alphabet: "!!!!" would
+                        # be stored as empty bytes.
+                        raise BadRequest(
+                            f"an attribute's {key} is not base64: {str(value)[:100]!r}"
+                        )
                     elif isinstance(value, dict | list):
                         below.append(value)
             else:
