@@ -99,6 +99,10 @@ def _action(number: int, line: bytes) -> tuple[str, dict[str, Any]]:
 
 
 def _text(value: Any) -> str | None:
+    """A metadata string; a number is read as its text, as Elasticsearch reads it
+    (``"_index": 2024`` is the index ``2024``)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
     return value if isinstance(value, str) and value else None
 
 

@@ -56,6 +56,16 @@ def test_index_and_create_store_update_and_delete_are_refused_in_their_place() -
     assert isinstance(delete, Refusal) and delete.kind == "unsupported_action"
 
 
+def test_a_numeric_index_or_id_is_read_as_its_text_as_elasticsearch_reads_it() -> None:
+    body = ndjson(
+        {"index": {"_index": 2024, "_id": 7}}, {"n": 1}, {"index": {"_index": True}}, {"n": 2}
+    )
+    first, second = parse_bulk(body, None, limits())
+    assert (first.index, first.id) == ("2024", "7")
+    assert isinstance(first.item, Document) and first.item.dataset == "2024"
+    assert isinstance(second.item, Refusal) and second.item.reason == "index is missing"
+
+
 def test_documents_that_cannot_be_events_are_refused_alone() -> None:
     body = ndjson({"index": {}}, [1], {"index": {}}) + b"{nope\n" + ndjson({"index": {}}, {"ok": 1})
     body += b'{"index": {}}\n' + b"[" * 1100 + b"]" * 1100 + b"\n"
