@@ -139,6 +139,14 @@ def test_a_creation_with_wait_answers_with_the_finished_run(runs: Runs) -> None:
             "/v1/query_run", params={"wait": wait}, json={"query": COUNT_BY_LEVEL, **frame}
         )
         assert bad.status_code == 400, bad.text
+    for wait in ("nan", "inf"):
+        bad = runs.client.post(
+            "/v1/query_run", params={"wait": wait}, json={"query": COUNT_BY_LEVEL, **frame}
+        )
+        assert bad.status_code == 400, bad.text
+        assert bad.json()["errors"] == [
+            {"field": "wait", "message": "Input should be a finite number"}
+        ]
 
 
 def test_statistics_count_the_rows_the_engine_read(runs: Runs) -> None:
@@ -178,6 +186,8 @@ def test_an_inline_events_query_with_limit_and_offset(runs: Runs) -> None:
         ({"from": 0, "to": 31 * DAY}, "to"),
         ({"from": None}, "from"),
         ({"to": "soon"}, "to"),
+        ({"from": True}, "from"),  # not the millisecond 1
+        ({"limit": True}, "limit"),
         ({"limit": 0}, "limit"),
         ({"offset": -1}, "offset"),
         ({"granularity": 0}, "granularity"),

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import orjson
 import pydantic
 from fastapi import APIRouter, Depends, Query
-from pydantic import ConfigDict, Field, StrictStr
+from pydantic import ConfigDict, Field, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -49,11 +49,12 @@ class RunBody(pydantic.BaseModel):
 
     query_id: StrictStr | None = None
     query: dict[str, Any] | None = None
-    from_: int = Field(alias="from", ge=0, le=MAX_UNIX_MS, description="unix milliseconds")
-    to: int = Field(ge=0, le=MAX_UNIX_MS, description="unix milliseconds")
-    limit: int | None = Field(None, ge=1, le=MAX_LIMIT)
-    offset: int | None = Field(None, ge=0, le=MAX_OFFSET)
-    granularity: int | None = Field(
+    # Strict, as the other bodies' numbers: `"from": true` is not the millisecond 1.
+    from_: StrictInt = Field(alias="from", ge=0, le=MAX_UNIX_MS, description="unix milliseconds")
+    to: StrictInt = Field(ge=0, le=MAX_UNIX_MS, description="unix milliseconds")
+    limit: StrictInt | None = Field(None, ge=1, le=MAX_LIMIT)
+    offset: StrictInt | None = Field(None, ge=0, le=MAX_OFFSET)
+    granularity: StrictInt | None = Field(
         None, ge=1, le=MAX_UNIX_MS, description="bucket width in milliseconds"
     )
 
@@ -87,7 +88,7 @@ def _run_response(view: RunView, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
-Wait = Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS)]
+Wait = Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS, allow_inf_nan=False)]
 
 
 RUN_ID = "1m80a1b2c3d4e5f6g7h"
