@@ -77,8 +77,8 @@ def test_every_route_of_the_api_is_documented(document: dict[str, Any]) -> None:
         elif module == "limelight.api.oauth":  # any method, answering 405 but one
             missing += [] if any(p == path for p, _ in documented) else [(path, "*")]
         else:
-            # OpenAPI names a parameter without its converter: {key:path} is {key}.
-            path = re.sub(r"\{(\w+):path\}", r"{\1}", path)
+            # OpenAPI names a parameter without its converter: {key:text} is {key}.
+            path = re.sub(r"\{(\w+):\w+\}", r"{\1}", path)
             missing += sorted(
                 (path, m.lower()) for m in methods if (path, m.lower()) not in documented
             )

@@ -8,6 +8,7 @@ import json
 import random
 import time
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -235,3 +236,14 @@ def test_the_bubble_up_api_answers_as_the_queries_api_does(
     event = {"timestamp": now - 1000, "m": "x", "duration": 3}
     assert server.send(tenant.ingest_key, "api", [event]).status_code == 202
     assert _fields(bubble_up(server, admin, regex)) == ["selection.filters[0].value"]
+
+
+def test_the_values_of_a_key_with_any_characters(server: LiveServer) -> None:
+    """A line feed, a slash, a percent sign or a question mark is legal in a JSON key."""
+    tenant = server.new_tenant()
+    keys = ["two\nlines", "a/b", "100%", "why?", "tab\there"]
+    assert server.send(tenant.ingest_key, "odd", [dict.fromkeys(keys, "v")]).status_code == 202
+    for key in keys:
+        answer = values(server, tenant.admin_key, "odd", quote(key, safe=""))
+        assert answer.status_code == 200, (key, answer.text)
+        assert answer.json()["values"] == [{"value": "v", "count": 1, "share": 1.0}], key

@@ -231,7 +231,9 @@ def test_the_service_overview_counts_entry_spans(
     }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", ["team/api", "a/errors", "x/operations", "100% ok?#"])
+@pytest.mark.parametrize(
+    "name", ["team/api", "a/errors", "x/operations", "100% ok?#", "two\nlines"]
+)
 def test_a_service_name_with_slashes_or_reserved_characters_has_its_reads(
     server: LiveServer, name: str
 ) -> None:

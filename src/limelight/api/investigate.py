@@ -29,6 +29,7 @@ from limelight.query.spec import Filter, validate_fields
 from limelight.runs.investigate import bubble_up, field_values
 from limelight.runs.waiting import read_answer
 from limelight.web.body import read_body
+from limelight.web.paths import TEXT
 from limelight.web.problems import json_response
 from limelight.web.request import runtime_of
 
@@ -74,7 +75,7 @@ VALUES = {
 
 
 @router.get(
-    "/v1/datasets/{name}/keys/{key:path}/values",
+    f"/v1/datasets/{{name}}/keys/{{key:{TEXT}}}/values",
     summary="The most frequent values of a key",
     description="Among the dataset's events in `[from, to)` (unix ms; `to` defaults to "
     "now, `from` to 24 hours before it) that match `filters` (a JSON-encoded array of "

@@ -30,6 +30,7 @@ from limelight.runs.spans import check_read, search_traces, service_errors, serv
 from limelight.runs.waiting import read_answer
 from limelight.runtime import Runtime
 from limelight.web.body import read_json
+from limelight.web.paths import TEXT
 from limelight.web.problems import json_response
 from limelight.web.request import runtime_of
 
@@ -187,10 +188,11 @@ OPERATION = {
 }
 
 
-# {name:path}: a service name may hold "/", which arrives decoded from %2F before routing;
-# the fixed last segment still tells the two routes apart ("a/errors/operations").
+# {name:text}: a service name may hold "/" (and any character), which arrives decoded
+# from %2F before routing; the fixed last segment still tells the two routes apart
+# ("a/errors/operations").
 @router.get(
-    "/v1/services/{name:path}/operations",
+    f"/v1/services/{{name:{TEXT}}}/operations",
     summary="Requests, errors and latency of a service's operations (span names)",
     description="As `/v1/services`, per span name of the service, the most "
     "requested first, at most `limit` (default 100).",
@@ -227,7 +229,7 @@ SERVICE_ERROR = {
 
 
 @router.get(
-    "/v1/services/{name:path}/errors",
+    f"/v1/services/{{name:{TEXT}}}/errors",
     summary="A service's errors grouped by message",
     description="The service's spans (any kind) with status ERROR, grouped by "
     "`error` (the status message or exception message), the most frequent first, at "

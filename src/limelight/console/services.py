@@ -33,6 +33,7 @@ from limelight.runs.waiting import read_answer
 from limelight.runtime import Runtime
 from limelight.tenant import Tenant
 from limelight.web.access import note_error
+from limelight.web.paths import TEXT
 from limelight.web.request import runtime_of
 
 router = console_router()
@@ -186,7 +187,7 @@ def _error_groups(
     return out
 
 
-@router.get("/env/{environment_id}/services/{name:path}")
+@router.get(f"/env/{{environment_id}}/services/{{name:{TEXT}}}")
 async def service_page(request: Request, here: Here, name: str) -> Response:
     rt = runtime_of(request)
     dataset = _dataset_of(request)
