@@ -87,6 +87,12 @@ Calculations
 Numeric calculations read only the numbers a key holds (strings such as
 ``"12"``, booleans and missing keys are skipped).
 
+Integers beyond 2^53 (snowflake ids, UInt64 up to 2^64 - 1), which a
+double-precision float cannot hold, are compared, grouped, counted apart by
+COUNT_DISTINCT and listed by field values exactly as sent: ``id = 9007199254740993``
+does not match 9007199254740992. SUM, AVG, MIN, MAX, percentiles and the other
+calculations are computed in double precision.
+
 | Operator | Value |
 |---|---|
 | ``COUNT`` | events; with a key, the events where the key is present |
