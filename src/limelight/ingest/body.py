@@ -35,11 +35,11 @@ class BodyReader:
         self._limit = limit
         self._parts: list[bytes] = []
         self._size = 0
-        self._deflate = encoding == "deflate"
-        self._compressed_form = "deflate" if self._deflate else "gzip"
+        deflate = encoding == "deflate"
+        self._compressed_form = "deflate" if deflate else "gzip"
         self._inflating = encoding not in ("", "identity")
         # "deflate" waits for its first two bytes to tell zlib from raw deflate.
-        self._inflater = None if self._deflate or not self._inflating else self._new_inflater()
+        self._inflater = None if deflate or not self._inflating else self._new_inflater()
         self._head = b""
         self._compressed = 0
         self._padding = False  # zero bytes after the last gzip member (gzip(1) skips them)

@@ -143,9 +143,7 @@ def _exact(path: str, types: tuple[str, ...]) -> str | None:
         return None
     integers = [typed_subcolumn(path, t) for t in types if t != "Float64"]
     parts = [f"if(toFloat64({i}) = {i}, NULL, toInt128({i}))" for i in integers]
-    if len(parts) < 2:
-        return parts[0] if parts else None
-    return "coalesce(" + ", ".join(parts) + ")"
+    return parts[0] if len(parts) == 1 else "coalesce(" + ", ".join(parts) + ")"
 
 
 def _arrays(path: str, kind: Kind, held: frozenset[str] | None) -> tuple[str, ...]:

@@ -294,6 +294,12 @@ def test_a_bytes_value_that_is_not_base64_is_a_bad_request(value: object) -> Non
         decode_request(TRACES, _one_span(attributes=attributes), Encoding.JSON)
 
 
+def test_a_null_bytes_value_is_no_value_as_before() -> None:
+    attributes = [{"key": "k", "value": {"bytesValue": None}}]
+    request = decode_request(TRACES, _one_span(attributes=attributes), Encoding.JSON)
+    assert request.resource_spans[0].scope_spans[0].spans[0].attributes[0].key == "k"
+
+
 def test_a_bytes_value_in_either_base64_alphabet_decodes() -> None:
     attributes = [
         {"key": "k", "value": {"bytesValue": "+/8="}},

@@ -117,7 +117,7 @@ def _fix_ids(doc: dict[str, Any]) -> None:
                     ):
                         # A number or a boolean is no id either: its item is rejected.
                         node[key] = _id_to_base64(value) if isinstance(value, str) else _NOT_AN_ID
-                    elif key in BYTES_FIELDS and not _is_base64(value):
+                    elif key in BYTES_FIELDS and value is not None and not _is_base64(value):
                         # json_format skips characters outside the alphabet: "!!!!" would
                         # be stored as empty bytes.
                         raise BadRequest(
