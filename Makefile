@@ -11,7 +11,9 @@ BIN := $(VENV)/bin
 # after the other: 597 s for the suite of 2795ac5 (4,009 tests), 611 s for that of
 # 24d2bdc (4,024): the suite did not grow slower, machines differ. Tests that hold the
 # server to a time leave room for this load (the fairness test measures a heavy run
-# alone first).
+# alone first). Server starts forked from a process that imported the app once
+# (tests/forkserver.py), back to back on 2026-11-28: pytest 391 s and 757 CPU-s against
+# 427 s and 830 CPU-s with a new interpreter for each (LIMELIGHT_TEST_EXEC=1).
 TEST_WORKERS ?= 4
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 

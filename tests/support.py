@@ -35,7 +35,7 @@ from limelight.auth.key_owners import admin_key_owner
 from limelight.settings import Settings
 from limelight.store.meta import repos
 from limelight.store.meta.db import MetaDB
-from tests import web
+from tests import forkserver, web
 
 
 def unavailable(reason: str) -> NoReturn:
@@ -51,7 +51,8 @@ def unavailable(reason: str) -> NoReturn:
 
 CLI = [sys.executable, "-m", "limelight"]
 # Commands that hold a process of their own (a server, a worker, the engine of a backup)
-# or run an event loop (a test notification), run as the user runs them: a subprocess.
+# or run an event loop (a test notification), run as the user runs them: in a process of
+# their own (tests/forkserver.py).
 OWN_PROCESS = {("serve",), ("worker",), ("backup",), ("restore",), ("alerts", "test")}
 
 
@@ -62,9 +63,22 @@ def run_cli(
     (typer's runner: the same commands, output and exit codes, without the 0.7 s a
     Python start costs), except the commands of ``OWN_PROCESS``."""
     if tuple(args[:1]) in OWN_PROCESS or tuple(args[:2]) in OWN_PROCESS:
-        return subprocess.run(
-            [*CLI, *args], env=env, capture_output=True, text=True, input=stdin, check=False
-        )
+        with (
+            tempfile.TemporaryFile() as given,
+            tempfile.TemporaryFile() as out,
+            tempfile.TemporaryFile() as err,
+        ):
+            given.write((stdin or "").encode())
+            given.seek(0)
+            proc = forkserver.start(
+                "limelight", list(args), env, stdin=given, stdout=out, stderr=err
+            )
+            code = proc.wait()
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(
+                list(args), code, out.read().decode(), err.read().decode()
+            )
     from typer.testing import CliRunner
 
     from limelight.cli import app
@@ -89,7 +103,7 @@ class LiveServer:
     env: dict[str, str]
     # Extra arguments of `limelight serve`, e.g. ("--app", "events").
     serve_args: tuple[str, ...] = ()
-    proc: subprocess.Popen[bytes] | None = None
+    proc: forkserver.Process | None = None
     log_path: Path = field(init=False)
     after_stop: list[Callable[[], None]] = field(default_factory=list)
     # "embedded" (SQLite and chDB in the server process) or "scaled" (PostgreSQL, the
@@ -109,8 +123,8 @@ class LiveServer:
 
     def start(self, timeout: float = 60.0) -> None:
         log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            [*CLI, "serve", *self.serve_args], env=self.env, stdout=log, stderr=subprocess.STDOUT
+        self.proc = forkserver.start(
+            "limelight", ["serve", *self.serve_args], self.env, stdout=log, stderr=subprocess.STDOUT
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -356,7 +370,7 @@ class ClickHouseDouble:
     """A running ``tests.clickhouse_double`` process: ClickHouse's HTTP interface on chDB."""
 
     port: int
-    proc: subprocess.Popen[bytes]
+    proc: forkserver.Process
 
     @property
     def url(self) -> str:
@@ -376,13 +390,13 @@ def launch_clickhouse_double(data_dir: Path, timeout: float = 60.0) -> ClickHous
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = (data_dir / "double.log").open("ab")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.clickhouse_double", "--port", str(port), "--path",
-         str(data_dir / "chdb")],
+    proc = forkserver.start(
+        "tests.clickhouse_double",
+        ["--port", str(port), "--path", str(data_dir / "chdb")],
+        dict(os.environ),
         stdout=log,
         stderr=subprocess.STDOUT,
-        cwd=Path(__file__).resolve().parent.parent,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
