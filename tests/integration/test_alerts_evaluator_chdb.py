@@ -326,6 +326,37 @@ def test_a_failing_query_puts_the_alert_in_error_with_the_reason(world: World) -
     assert world.hooks.on("/hook") == []
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [
+        # A statement longer than the engine parses (saved before queries were checked
+        # for it, or grown by the typed read).
+        {
+            **P99_BY_SERVICE,
+            "filters": [{"key": "id", "operation": "IN", "value": list(range(20_000))}],
+        },
+        # A query saved before lists were bounded.
+        {
+            **P99_BY_SERVICE,
+            "filters": [{"key": f"k{n}", "operation": "EXISTS"} for n in range(101)],
+        },
+    ],
+    ids=["too-long", "too-many-filters"],
+)
+def test_a_query_that_asks_too_much_puts_the_alert_in_error_saying_what(
+    world: World, spec: dict[str, Any]
+) -> None:
+    created = world.create()
+    with world.meta.session(immediate=True) as s:  # as saved before the limits
+        queries_repo.replace_query_fields(s, world.tenant, world.query_id, spec)
+    world.at(1)
+    [report] = world.tick()
+    assert report.state == "ERROR"
+    [check] = world.alerts.checks(world.tenant, created["id"], 10, None)
+    assert "internal error" not in check["error"]
+    assert "at most" in check["error"], check["error"]
+
+
 def test_a_test_notification_has_the_shape_of_a_real_one(world: World) -> None:
     created = world.create()
     [outcome] = world.alerts.send_test(world.tenant, created["id"])

@@ -44,7 +44,7 @@ from limelight.alerts.service import (
 )
 from limelight.auth.alert_secrets import open_secrets, seal_delivery
 from limelight.auth.sealing import Sealer
-from limelight.errors import RateLimited, StoreError
+from limelight.errors import BadRequest, RateLimited, StoreError
 from limelight.ids import new_id
 from limelight.query.compile import Timeframe
 from limelight.query.spec import validate_fields
@@ -292,6 +292,10 @@ class Evaluator:
             data = run_once(self._events, tenant, fields, timeframe, options, limits)
         except RunFailed as exc:
             return Verdict(AlertState.ERROR, []), str(exc)
+        except BadRequest as exc:
+            # The query asks more than a query may now (saved before a limit, or a
+            # statement longer than the engine reads): what its editor would be told.
+            return Verdict(AlertState.ERROR, []), _refusal(exc)
         except StoreError as exc:
             return Verdict(AlertState.ERROR, []), store_failure_message(exc, limits)
         except Exception:
@@ -378,3 +382,9 @@ def next_due(due: datetime, frequency_s: int, now: datetime) -> datetime:
         return due + step
     missed = math.floor((now - due) / step)
     return due + (missed + 1) * step
+
+
+def _refusal(exc: BadRequest) -> str:
+    """A refused query's message with each of its fields' problems."""
+    problems = [f"{e.get('field', 'query')}: {e.get('message', '')}" for e in exc.errors or []]
+    return "; ".join([exc.reason or exc.message, *problems])
