@@ -18,11 +18,17 @@ _GZIP_OR_ZLIB = 32 + 15
 _RAW_DEFLATE = -15
 
 
-def _zlib_header(first: bytes) -> bool:
-    """RFC 1950's two header bytes: deflate with a window of at most 32 KiB, and a check
-    that makes the pair a multiple of 31. A raw deflate stream (RFC 1951, what many
-    clients send as "deflate") starts with a block header that rarely passes both."""
-    return first[0] & 0x0F == 8 and first[0] >> 4 <= 7 and (first[0] << 8 | first[1]) % 31 == 0
+def _wrapped(first: bytes) -> bool:
+    """A zlib (RFC 1950) or gzip (RFC 1952) stream, not raw deflate (RFC 1951, what many
+    clients send as "deflate"). zlib's two header bytes: deflate with a window of at
+    most 32 KiB, and a check that makes the pair a multiple of 31; a raw stream starts
+    with a block header that rarely passes both. gzip's magic 1f 8b, which some clients
+    send labelled deflate (as the code before read it): a raw stream never starts with
+    1f, a block of the reserved type 3."""
+    zlib_header = (
+        first[0] & 0x0F == 8 and first[0] >> 4 <= 7 and (first[0] << 8 | first[1]) % 31 == 0
+    )
+    return zlib_header or first[:2] == b"\x1f\x8b"
 
 
 class BodyReader:
@@ -70,9 +76,7 @@ class BodyReader:
             if len(data) < 2:
                 self._head = data
                 return
-            self._inflater = self._new_inflater(
-                _GZIP_OR_ZLIB if _zlib_header(data) else _RAW_DEFLATE
-            )
+            self._inflater = self._new_inflater(_GZIP_OR_ZLIB if _wrapped(data) else _RAW_DEFLATE)
         self._inflate(data)
 
     def _inflate(self, data: bytes) -> None:

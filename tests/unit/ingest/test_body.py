@@ -54,6 +54,13 @@ def test_raw_deflate_without_the_zlib_header_is_inflated(chunk: int) -> None:
     assert read(zlib.compress(data), "deflate", chunk=chunk) == data
 
 
+@pytest.mark.parametrize("chunk", [1, 65536])
+def test_a_gzip_body_labelled_deflate_is_inflated(chunk: int) -> None:
+    """Some clients send gzip as "deflate"; a raw deflate stream never starts as gzip."""
+    data = b'[{"message": "hello"}]' * 50
+    assert read(gzip.compress(data), "deflate", chunk=chunk) == data
+
+
 def test_a_deflate_body_that_is_not_deflate_is_a_bad_request() -> None:
     with pytest.raises(BadRequest, match="not valid deflate"):
         read(b"\xff\xff\xff\xff not deflate", "deflate")
