@@ -14,6 +14,7 @@ from tests.support import LiveServer, Tenant
 
 BIG = 2**53  # 9007199254740992: 2**53 + 1 is the first integer a Float64 rounds
 MAX_U64 = 2**64 - 1
+MIXED = [2**60, 2**63, 1.5]
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +26,9 @@ def ids(server: LiveServer) -> Tenant:
     for i, event in enumerate(events[:3]):  # a key held as Int64 alone: read as stored
         event["snowflake"] = BIG + i
     events.append({"timestamp": now - 2000, "tags": [BIG + 1, 7]})
+    # Integers a double holds exactly, in a key stored as three types (Int64, UInt64 and
+    # Float64): their digits are not a double's shortest form (1152921504606847000).
+    events += [{"timestamp": now - 3000 - i, "mixed": v} for i, v in enumerate(MIXED)]
     assert server.send(tenant.ingest_key, "ids", events).status_code == 202
     return tenant
 
@@ -120,3 +124,26 @@ def test_field_values_list_each_integer_as_sent(server: LiveServer, ids: Tenant)
         timeout=60,
     ).json()["values"]
     assert {v["value"] for v in tags} == {BIG + 1, 7}
+
+
+def test_integers_a_double_holds_are_listed_with_their_digits_and_found_again(
+    server: LiveServer, ids: Tenant
+) -> None:
+    query = {"calculations": [{"operator": "COUNT"}], "group_bys": [{"key": "mixed"}],
+             "filters": [{"key": "mixed", "operation": "EXISTS"}]}  # fmt: skip
+    grouped = [a["groups"]["mixed"] for a in run(server, ids, query)["aggregates"]]
+    listed = [
+        v["value"]
+        for v in web.get(
+            f"{server.url}/v1/datasets/ids/keys/mixed/values",
+            headers={"Authorization": ids.admin_key},
+            timeout=60,
+        ).json()["values"]
+    ]
+    for answer in (grouped, listed):
+        # Compared by type too: 2**60 == 1.152921504606847e18 in Python.
+        assert sorted((type(v).__name__, v) for v in answer) == [
+            ("float", 1.5), ("int", 2**60), ("int", 2**63)
+        ]  # fmt: skip
+    for value in listed:  # click-to-filter sends back what was listed
+        assert count(server, ids, {"key": "mixed", "operation": "=", "value": value}) == 1

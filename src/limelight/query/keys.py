@@ -128,6 +128,10 @@ class StoredTypes:
 UNKNOWN = StoredTypes()
 
 
+# The first integer a double does not hold alone: from here on it equals a neighbour.
+FLOAT_EXACT_LIMIT = 2**53
+
+
 def _number(path: str, types: tuple[str, ...]) -> str:
     parts = [
         typed_subcolumn(path, t) if t == "Float64" else f"toFloat64({typed_subcolumn(path, t)})"
@@ -137,12 +141,14 @@ def _number(path: str, types: tuple[str, ...]) -> str:
 
 
 def _exact(path: str, types: tuple[str, ...]) -> str | None:
-    # The engine compares an integer with a float exactly, so the test is true only
-    # where the conversion rounds. One type alone is read as it is (``number_value``).
+    # Every integer from 2^53 on, where a double no longer holds each integer: one that
+    # a double happens to hold (2^60) printed from the Float64 view loses its digits
+    # (1152921504606847000), and a filter on what was printed finds nothing. Below, the
+    # Float64 view is exact. One type alone is read as it is (``number_value``).
     if len(types) < 2:
         return None
     integers = [typed_subcolumn(path, t) for t in types if t != "Float64"]
-    parts = [f"if(toFloat64({i}) = {i}, NULL, toInt128({i}))" for i in integers]
+    parts = [f"if(abs(toInt128({i})) < {FLOAT_EXACT_LIMIT}, NULL, toInt128({i}))" for i in integers]
     return parts[0] if len(parts) == 1 else "coalesce(" + ", ".join(parts) + ")"
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from limelight.query.keys import KINDS, Kind
+from limelight.query.keys import FLOAT_EXACT_LIMIT, KINDS, Kind
 
 ValueShape = Literal["one", "list", "none"]
 
@@ -87,7 +87,9 @@ def beyond_float(value: Any) -> bool:
     """An integer from 2**53 on: as a Float64 it would equal its neighbours, so it is
     compared with each stored type of the key as it is (the engine compares integers
     and floats exactly), not with the key's Float64 view."""
-    return isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**53
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and abs(value) >= FLOAT_EXACT_LIMIT
+    )
 
 
 def _table(*ops: Operator) -> Mapping[str, Operator]:
