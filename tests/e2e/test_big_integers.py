@@ -68,6 +68,8 @@ def count(server: LiveServer, tenant: Tenant, *filters: dict[str, Any]) -> int:
         ("=", 5, 2),  # 5 and 5.0: one number
         ("IN", [BIG + 1, BIG + 2, 5], 4),
         ("NOT_IN", [BIG + 1, 5.0], 4),
+        ("IN", f"{BIG + 1}, 5", 3),  # a list written as text, as the console sends it
+        ("NOT_IN", f"{BIG + 1}", 6),
     ],
 )
 def test_filters_compare_integers_beyond_a_float_exactly(

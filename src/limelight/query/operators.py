@@ -125,14 +125,20 @@ OPERATORS: Mapping[str, Operator] = _table(
 _NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
 
+_INTEGER = re.compile(r"-?\d+")
+
+
 def split_list(text: str) -> list[str | float]:
-    """``"a, 200"`` -> ``["a", "200", 200.0]``: untyped text also matches as a number."""
+    """``"a, 200"`` -> ``["a", "200", 200.0]``: untyped text also matches as a number,
+    an integer from 2**53 on as the integer (``beyond_float``), not its neighbour."""
     out: list[str | float] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
         out.append(part)
-        if _NUMBER.fullmatch(part):
+        if _INTEGER.fullmatch(part) and beyond_float(int(part)):
+            out.append(int(part))
+        elif _NUMBER.fullmatch(part):
             out.append(float(part))
     return out
 
