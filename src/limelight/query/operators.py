@@ -125,7 +125,8 @@ OPERATORS: Mapping[str, Operator] = _table(
 _NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
 
-_INTEGER = re.compile(r"-?\d+")
+# An integer a filter compares exactly: as the spec's own integers, Int64 (19 digits).
+_INTEGER = re.compile(r"-?\d{1,19}")
 
 
 def split_list(text: str) -> list[str | float]:
@@ -136,7 +137,7 @@ def split_list(text: str) -> list[str | float]:
         if not part:
             continue
         out.append(part)
-        if _INTEGER.fullmatch(part) and beyond_float(int(part)):
+        if _INTEGER.fullmatch(part) and beyond_float(int(part)) and int(part) < 2**63:
             out.append(int(part))
         elif _NUMBER.fullmatch(part):
             out.append(float(part))
