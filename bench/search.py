@@ -39,7 +39,7 @@ from bench.generated import SPAN_MS, load, make_tenants
 from bench.queries import GENERATE, NEEDLE, NEEDLE_EVERY, Size, _run_through_api
 from limelight.errors import StoreError
 from limelight.query.compile import RunOptions, Timeframe, compile_run
-from limelight.query.needle import CASED, NUMBERS, PHRASES, WORDS
+from limelight.query.needle import CASED, CASED_NUMBERS, NUMBERS, PHRASES, WORDS
 from limelight.query.spec import validate_fields
 from limelight.store.events.base import JSON_PARSE_SETTINGS, settings_clause
 from limelight.store.events.chdb_store import ChdbEventStore
@@ -85,7 +85,9 @@ QUESTIONS: list[tuple[str, dict[str, Any] | None]] = [
     ("matchCase: Payment failed (none)", {"value": "Payment failed", "matchCase": True}),
     ("matchCase: payment failed (2%)", {"value": "payment failed", "matchCase": True}),
     ("matchCase: card_declined by (2%)", {"value": "card_declined by", "matchCase": True}),
-    ("matchCase, narrowed: code ERR-42 (0.02%)", {"value": "code ERR-42", "matchCase": True}),
+    ("matchCase with a number: code ERR-42 (0.02%)", {"value": "code ERR-42", "matchCase": True}),
+    ('matchCase across JSON: "level":"error (17%)', {"value": '"level":"error', "matchCase": True}),
+    ("matchCase with a number: (order 4 (0.2%)", {"value": "(order 4", "matchCase": True}),
     ("regex: card_dec[a-z]+ed by (2%)", {"value": "card_dec[a-z]+ed by", "isRegex": True}),
     ("regex: quas[a-z]r (rare)", {"value": "quas[a-z]r", "isRegex": True}),
     ("regex: up[a-z]+ time(out|d)", {"value": "up[a-z]+ time(out|d)", "isRegex": True}),
@@ -313,6 +315,8 @@ INDEXES = {
     "phrases (DDL 0015)": f", INDEX raw_phrases {PHRASES} TYPE text(tokenizer = 'splitByNonAlpha')",
     "numbers (DDL 0016)": f", INDEX raw_numbers {NUMBERS} TYPE text(tokenizer = 'splitByNonAlpha')",
     "cased (DDL 0019)": f", INDEX raw_cased {CASED} TYPE text(tokenizer = 'splitByNonAlpha')",
+    "cased numbers (0023)": f", INDEX raw_cased_numbers {CASED_NUMBERS} "
+    "TYPE text(tokenizer = 'splitByNonAlpha')",
 }
 INDEXES["all (as now)"] = "".join(v for k, v in INDEXES.items() if k != "no index")
 

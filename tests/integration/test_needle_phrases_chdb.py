@@ -1,14 +1,15 @@
 """Needles beyond letters (phrases, snake_case, dotted names, paths, ids, numbers with
 their neighbours, text across the JSON structure, one or two characters, matchCase,
 regexes): the same answers as reading every event, before the parts merge, once they
-have, and while the phrases, numbers and cased indexes (DDL 0015, 0016, 0019) are built
-for events written before them; a needle the indexes answer (no digit, quote or
-character past ASCII; or quotes, and at most two digits at the end after punctuation;
-matchCase, of letters and `` ._-/:,=()``) never reads the events' text once they are
-built."""
+have, and while the phrases, numbers, cased and cased numbers indexes (DDL 0015, 0016,
+0019, 0023) are built for events written before them; a needle the indexes answer (no
+digit, quote or character past ASCII; or quotes, and at most two digits at the end after
+punctuation; matchCase, of letters and `` ._-/:,=()``, or as the numbers index's with
+case) never reads the events' text once they are built."""
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from typing import Any
@@ -16,8 +17,10 @@ from typing import Any
 import pytest
 
 from limelight.query.compile import RunOptions, compile_run
+from limelight.query.needle import CASED_NUMBERS, needle_sql
 from limelight.query.plans import Timeframe
-from limelight.query.spec import validate_fields
+from limelight.query.spec import Needle, validate_fields
+from limelight.query.sql import Params
 from limelight.store.events import ddl
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.tenant import Tenant
@@ -125,14 +128,26 @@ CASED_EXACT = [
     "Pa",
     "ce.pr",
 ]
-CASED_READ = [
+# matchCase with quotes, numbers after punctuation or other punctuation: the cased
+# numbers index (DDL 0023).
+CASED_NUMBERS_EXACT = [
     "ERR-42",
     "err-42",
+    "ERR-4",
+    "xERR-42",
+    ", then err-42",
     '"A":1',
     '"message":"Payment',
+    '"message":"payment',
+    "[retry]",
+    "(order 12",
+    "Exception at OrderService.process(), user_id=7",
+    ": card_declined by issuer (order 12",
+]
+CASED_READ = [
+    "err-421",
     "Payment FAILED twice, card",
     "user_id=7 [retry]",
-    "[retry]",
     "P",
     "quasär",
     "\u212aelvin",
@@ -159,7 +174,9 @@ REGEXES = [
 
 def needles() -> list[dict[str, Any]]:
     plain = [{"value": v} for v in EXACT + READ]
-    cased = [{"value": v, "matchCase": True} for v in CASED_EXACT + CASED_READ]
+    cased = [
+        {"value": v, "matchCase": True} for v in CASED_EXACT + CASED_NUMBERS_EXACT + CASED_READ
+    ]
     regex = [{"value": v, "isRegex": True} for v in REGEXES]
     regex_cased = [{"value": v, "isRegex": True, "matchCase": True} for v in REGEXES[:4]]
     return plain + cased + regex + regex_cased
@@ -237,6 +254,10 @@ def test_needles_find_what_reading_every_event_finds_before_and_after_the_parts_
     assert [v for v in CASED_EXACT if expected[repr({"value": v, "matchCase": True})] == 0] == [
         "PAYMENT failed",
     ]
+    found = {v: expected[repr({"value": v, "matchCase": True})] for v in CASED_NUMBERS_EXACT}
+    # One message's three events hold "ERR-42" (twice), and "err-42" only inside "err-421".
+    assert (found["ERR-42"], found["err-42"], found["ERR-4"], found['"A":1']) == (3, 3, 3, 0)
+    assert found['"message":"Payment'] == 3 and found['"message":"payment'] == 9
 
     unmerged = counts(store)
     assert {n: c for n, (c, _) in unmerged.items()} == expected
@@ -249,7 +270,7 @@ def test_needles_find_what_reading_every_event_finds_before_and_after_the_parts_
     exact = {
         repr(n): merged[repr(n)][1]
         for n in [{"value": v} for v in EXACT]
-        + [{"value": v, "matchCase": True} for v in CASED_EXACT]
+        + [{"value": v, "matchCase": True} for v in CASED_EXACT + CASED_NUMBERS_EXACT]
     }
     assert {n: r for n, r in exact.items() if r >= raw_bytes / 10} == {}, raw_bytes
     store.close()
@@ -269,6 +290,7 @@ def _index_built(store: ChdbEventStore, database: str) -> bool:
     [
         (15, {"value": "card_declined"}),
         (19, {"value": "OrderService.process()", "matchCase": True}),
+        (23, {"value": ", then err-42", "matchCase": True}),
     ],
 )
 def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
@@ -298,4 +320,41 @@ def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
     assert before == during == {n: c for n, (c, _) in after.items()} == expected
     raw_bytes = sum(len(r.raw) for r in records)
     assert after[repr(needle)][1] < raw_bytes / 10
+    store.close()
+
+
+# Text made to meet the cased numbers index's codes from inside: its code characters
+# (`0`, `1`, `9`, lowercase letters) beside what it spells, both cases, digits kept and
+# dropped, and characters it does not spell ($, \, é).
+_TRICKY = "aAbBmMzZ0199 -_.:\"'[]($\\é"
+
+
+def test_match_case_needles_meet_the_cased_numbers_spelling_only_where_raw_holds_them(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    store = _store(tmp_path_factory, f"phrases_{uuid.uuid4().hex[:8]}")
+    store.start()
+    rng = random.Random(23)
+    texts = ["".join(rng.choices(_TRICKY, k=rng.randrange(1, 30))) for _ in range(1500)]
+    batch = [{"message": text, "timestamp": NOW_MS - 1000 - i} for i, text in enumerate(texts)]
+    records = ref.store_events(store, TENANT, "ds", batch)
+    store.command(f"OPTIMIZE TABLE {store.table} FINAL")
+    raws = [r.raw for r in records]
+    chosen: set[str] = set()
+    while len(chosen) < 300:
+        if rng.random() < 0.7:
+            raw = rng.choice(raws)
+            start = rng.randrange(len(raw))
+            value = raw[start : start + rng.randrange(2, 9)]
+        else:
+            value = "".join(rng.choices(_TRICKY, k=rng.randrange(2, 7)))
+        if needle_sql(Needle(value=value, matchCase=True), Params()).startswith(CASED_NUMBERS):
+            chosen.add(value)
+    found, read = {}, {}
+    for value in sorted(chosen):
+        found[value], read[value] = count(store, {"value": value, "matchCase": True})
+    assert found == {v: sum(v in raw for raw in raws) for v in sorted(chosen)}
+    assert sum(1 for n in found.values() if n) > 150  # most needles are found somewhere
+    raw_bytes = sum(map(len, raws))
+    assert {v: r for v, r in read.items() if r >= raw_bytes / 2} == {}, raw_bytes  # not raw
     store.close()

@@ -42,6 +42,19 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   case-sensitively). Only the ten digits are free to spell with (the letters are the
   text's own), so the rest of the punctuation cuts its tokens.
 
+- CASED_NUMBERS (DDL 0023): NUMBERS' cut of ``raw`` as written (letters in their case),
+  where no character is free to spell with (letters are the text's, digits are kept).
+  So each of NUMBERS' 26 characters becomes three, ``0``, a lowercase letter and ``1``,
+  and each kept digit two, ``9`` and the digit. The spelled text cannot be misread
+  from inside: a digit followed by a letter only starts a code (the letters are
+  lowercase, so ``ILIKE`` too keeps codes apart), a code ends in ``1`` where a needle's
+  letter is never followed by one, a ``9`` only marks a kept digit, and kept digits are
+  followed by the piece's end, never by a code. A ``matchCase`` needle that NUMBERS
+  would answer without case (those characters, at most two digits at its end after a
+  character that is not a letter: ``code ERR-42``, ``"level":"Error``) occurs in ``raw``
+  exactly where its spelling occurs here, inside one token: answered from the
+  dictionary.
+
 Anything else (a needle starting with digits, longer numbers, other scripts, one
 character, ``matchCase`` with other punctuation, a regex) is tested on ``raw`` itself;
 what of it the indexes can answer (its stretches between digits, each with the first
@@ -55,7 +68,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from string import ascii_lowercase
+from string import ascii_letters, ascii_lowercase
 
 from limelight.query.spec import Needle
 from limelight.query.sql import Params
@@ -104,6 +117,23 @@ _NOT_IN_NUMBERS = re.compile(f"[^a-z{re.escape(_NUMBERS_SPELLED)}]+")
 # A stretch between digits (or the needle's ends), and the digits after it.
 _STRETCH_AND_DIGITS = re.compile("([^0-9]+)([0-9]*)")
 
+# CASED_NUMBERS: NUMBERS' cut of raw as written; its kept digits spelled ``9`` and the
+# digit (first, while they are the text's only digits), then each of NUMBERS' characters
+# as ``0``, a lowercase letter and ``1``.
+_CASED_NUMBERS_CLASS = "".join("\\" + c if c in "[]-" else c for c in _NUMBERS_SPELLED)
+CASED_NUMBERS = (
+    "translate(replaceRegexpAll(replaceRegexpAll(arrayStringConcat(extractAll(raw,"
+    " '[^0-9]*[^0-9A-Za-z][0-9]{1,2}|[^0-9]+'), '\\x01'), '([0-9])', '9\\\\1'),"
+    f" {_sql_string('([' + _CASED_NUMBERS_CLASS + '])')}, '0\\\\11'),"
+    f" {_sql_string(_NUMBERS_SPELLED)}, {_sql_string(ascii_lowercase[: len(_NUMBERS_SPELLED)])})"
+)
+_SPELL_CASED_NUMBERS = str.maketrans(
+    {c: f"0{letter}1" for c, letter in zip(_NUMBERS_SPELLED, ascii_lowercase, strict=True)}
+    | {d: f"9{d}" for d in _DIGITS}
+)
+# What CASED_NUMBERS keeps inside a token, apart from digits.
+_NOT_IN_CASED_NUMBERS = re.compile(f"[^A-Za-z{re.escape(_NUMBERS_SPELLED)}]+")
+
 _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
 _SPELL = str.maketrans(_SEPARATORS, _SPELLINGS)
 # A needle of two or more ASCII letters is looked up in WORDS.
@@ -137,6 +167,10 @@ def needle_sql(needle: Needle, params: Params) -> str:
         # Exact (the module's docstring): the cased index, its dictionary scanned by a
         # LIKE that keeps case.
         return _cased_like(needle.value, params)
+    if needle.matchCase and len(needle.value) >= 2 and _numbers_exact(needle.value, cased=True):
+        # Exact (the module's docstring): NUMBERS' needles, with their case.
+        spelled = needle.value.translate(_SPELL_CASED_NUMBERS)
+        return f"{CASED_NUMBERS} LIKE {params.add('%' + spelled + '%', 'String')}"
     cased = _cased_stretches(needle.value) if needle.matchCase else []
     narrowed = [*(_cased_like(s, params) for s in cased), *_narrowing([folded], params, cased)]
     func = "position" if needle.matchCase else "positionCaseInsensitive"
@@ -148,15 +182,17 @@ def needle_sql(needle: Needle, params: Params) -> str:
     return _all([*narrowed, found, ngrams])
 
 
-def _numbers_exact(folded: str) -> bool:
-    """Whether NUMBERS answers ``folded`` (ASCII lowercase) exactly: characters it keeps
-    in a token, no digit but at most two at the end, after a character not a letter."""
-    stretch = folded.rstrip(_DIGITS)
-    digits = len(folded) - len(stretch)
+def _numbers_exact(text: str, cased: bool = False) -> bool:
+    """Whether NUMBERS answers ``text`` (ASCII lowercase) exactly, or CASED_NUMBERS
+    ``text`` as written (``cased``): characters it keeps in a token, no digit but at
+    most two at the end, after a character not a letter."""
+    stretch = text.rstrip(_DIGITS)
+    digits = len(text) - len(stretch)
+    outside = _NOT_IN_CASED_NUMBERS if cased else _NOT_IN_NUMBERS
     return (
         bool(stretch)
-        and not _NOT_IN_NUMBERS.search(stretch)
-        and (digits == 0 or (digits <= 2 and stretch[-1] not in ascii_lowercase))
+        and not outside.search(stretch)
+        and (digits == 0 or (digits <= 2 and stretch[-1] not in ascii_letters))
     )
 
 

@@ -103,7 +103,11 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         RunOptions(),
     ),
     "needle_case_narrowed": (
-        {"needle": {"value": "user_login #", "matchCase": True}},
+        {"needle": {"value": 'user_login #1"', "matchCase": True}},
+        RunOptions(),
+    ),
+    "needle_case_number": (
+        {"needle": {"value": "error #9", "matchCase": True}},
         RunOptions(),
     ),
     "needle_regex_literal": (

@@ -7,7 +7,15 @@ from importlib import resources
 
 import pytest
 
-from limelight.query.needle import CASED, NUMBERS, PHRASES, WORDS, needle_sql, regex_literals
+from limelight.query.needle import (
+    CASED,
+    CASED_NUMBERS,
+    NUMBERS,
+    PHRASES,
+    WORDS,
+    needle_sql,
+    regex_literals,
+)
 from limelight.query.spec import Needle
 from limelight.query.sql import Params
 
@@ -57,6 +65,7 @@ def test_the_indexes_expressions_are_those_their_ddl_states() -> None:
     assert f"raw_phrases {PHRASES} TYPE" in ddl_text(15)
     assert f"raw_numbers {NUMBERS} TYPE" in ddl_text(16)
     assert f"raw_cased {CASED} TYPE" in ddl_text(19)
+    assert f"raw_cased_numbers {CASED_NUMBERS} TYPE" in ddl_text(23)
 
 
 def _sql(value: str, **flags: bool) -> str:
@@ -111,7 +120,29 @@ def test_match_case_needles_of_letters_and_common_punctuation_are_answered_by_an
 
 
 @pytest.mark.parametrize(
-    "value", ["A", "ERR-42", "Payment failed!", '"level":"Error', "Café au lait"]
+    ("value", "spelled"),
+    [
+        # NUMBERS' characters are spelled in order: `"` a, " " b, "!" c, "-" m, ":" p, "[" u.
+        ("code ERR-42", "%code0b1ERR0m19492%"),
+        ("ERR-4", "%ERR0m194%"),
+        ('"level":"Error', "%0a1level0a10p10a1Error%"),
+        ("Payment failed!", "%Payment0b1failed0c1%"),
+        ("[Retry]", "%0u1Retry0v1%"),
+        ("HTTP/1", "%HTTP0o191%"),
+        ('"A":1', "%0a1A0a10p191%"),
+    ],
+)
+def test_match_case_needles_with_numbers_or_quotes_are_answered_by_an_index_alone(
+    value: str, spelled: str
+) -> None:
+    params = Params()
+    sql = needle_sql(Needle(value=value, matchCase=True), params)
+    assert sql == f"{CASED_NUMBERS} LIKE {{p0:String}}"
+    assert params.values == {"p0": spelled}
+
+
+@pytest.mark.parametrize(
+    "value", ["A", "ERR-421", "abc12", "12 items", "a 1 b", "x$1", "Café au lait", "ü 12"]
 )
 def test_other_match_case_needles_are_checked_on_raw(value: str) -> None:
     assert "position(raw, {p" in _sql(value, matchCase=True)
