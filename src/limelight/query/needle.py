@@ -45,15 +45,16 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
 - CASED_NUMBERS (DDL 0023): NUMBERS' cut of ``raw`` as written (letters in their case),
   where no character is free to spell with (letters are the text's, digits are kept).
   So each of NUMBERS' 26 characters becomes three, ``0``, a lowercase letter and ``1``,
-  and each kept digit two, ``9`` and the digit. The spelled text cannot be misread
-  from inside: a digit followed by a letter only starts a code (the letters are
-  lowercase, so ``ILIKE`` too keeps codes apart), a code ends in ``1`` where a needle's
-  letter is never followed by one, a ``9`` only marks a kept digit, and kept digits are
-  followed by the piece's end, never by a code. A ``matchCase`` needle that NUMBERS
-  would answer without case (those characters, at most two digits at its end after a
-  character that is not a letter: ``code ERR-42``, ``"level":"Error``) occurs in ``raw``
-  exactly where its spelling occurs here, inside one token: answered from the
-  dictionary.
+  and each kept digit two, ``9`` and the digit. A needle's spelling meets the text only
+  where the needle meets ``raw``: a code's letter sits between its ``0`` and ``1``,
+  where a needle's letter never is (a needle's letter is followed by a letter or a
+  code's ``0``); a kept digit comes after its ``9`` and is followed by another kept
+  digit or the piece's end, never by a code or a letter, so a needle's code cannot
+  start on it, nor a needle's kept digit on a code's ``0``. A ``matchCase`` needle
+  that NUMBERS would answer without case (those characters, at most two digits at its
+  end after a character that is not a letter: ``code ERR-42``, ``"level":"Error``)
+  occurs in ``raw`` exactly where its spelling occurs here, inside one token: answered
+  from the dictionary.
 
 Anything else (a needle starting with digits, longer numbers, other scripts, one
 character, ``matchCase`` with other punctuation, a regex) is tested on ``raw`` itself;
