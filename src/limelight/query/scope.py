@@ -322,5 +322,10 @@ class Scope:
             # dictionaries from two characters on, however many tokens hold it: past
             # the engine's defaults (4 characters, 50 tokens) it would read raw instead.
             " text_index_like_min_pattern_length = 2,"
-            " text_index_like_max_postings_to_read = 100000"
+            " text_index_like_max_postings_to_read = 100000,"
+            # The statement's bytes are the bound (MAX_STATEMENT_BYTES): below them an IN
+            # of 12,500 numbers went past the engine's 50,000 elements of a syntax tree
+            # and the run failed. The most elements found under the byte bound, 90,309
+            # (an IN of 15,000 numbers), is a third of this.
+            f" max_ast_elements = {MAX_STATEMENT_BYTES:d}"
         )
