@@ -15,6 +15,9 @@ from tests.support import LiveServer, Tenant
 BIG = 2**53  # 9007199254740992: 2**53 + 1 is the first integer a Float64 rounds
 MAX_U64 = 2**64 - 1
 MIXED = [2**60, 2**63, 1.5]
+# UInt64 beyond Int64, and integers about 1e16 (a double there holds even ones only).
+UNSIGNED = [2**63 - 1, 2**63, 2**63 + 1, MAX_U64]
+TENS = [10**16, 10**16 + 1, 10**16 + 2]
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +32,8 @@ def ids(server: LiveServer) -> Tenant:
     # Integers a double holds exactly, in a key stored as three types (Int64, UInt64 and
     # Float64): their digits are not a double's shortest form (1152921504606847000).
     events += [{"timestamp": now - 3000 - i, "mixed": v} for i, v in enumerate(MIXED)]
+    events += [{"timestamp": now - 4000 - i, "u": v} for i, v in enumerate(UNSIGNED)]
+    events += [{"timestamp": now - 5000 - i, "tens": v} for i, v in enumerate(TENS)]
     assert server.send(tenant.ingest_key, "ids", events).status_code == 202
     return tenant
 
@@ -76,6 +81,34 @@ def test_filters_compare_integers_beyond_a_float_exactly(
     server: LiveServer, ids: Tenant, operation: str, value: Any, expected: int
 ) -> None:
     assert count(server, ids, {"key": "id", "operation": operation, "value": value}) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "operation", "value", "expected"),
+    [
+        # Integers past Int64 are UInt64's: compared as such, not as their double.
+        ("u", "=", 2**63, 1),
+        ("u", "=", 2**63 + 1, 1),
+        ("u", ">", 2**63, 2),
+        ("u", "<", 2**63, 1),
+        ("u", "IN", [2**63 + 1, MAX_U64], 2),
+        ("u", "IN", f"{2**63}, {MAX_U64}", 2),
+        ("u", "NOT_IN", [2**63], 3),
+        # A whole number written as a float is the integer it holds: 1e16 is 10**16,
+        # not also 10**16 + 1, which a double rounds to it.
+        ("tens", "=", 1e16, 1),
+        ("tens", "!=", 1e16, 2),
+        ("tens", ">", 1e16, 2),
+        ("tens", "IN", [1e16, 5.0], 1),
+        ("tens", "IN", "1e16", 1),
+        ("id", "=", float(BIG), 1),
+        ("id", "<=", float(BIG), 4),
+    ],
+)
+def test_filters_compare_uint64_and_whole_floats_exactly(
+    server: LiveServer, ids: Tenant, key: str, operation: str, value: Any, expected: int
+) -> None:
+    assert count(server, ids, {"key": key, "operation": operation, "value": value}) == expected
 
 
 def test_an_array_includes_the_integer_sent_not_its_neighbour(

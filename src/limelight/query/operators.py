@@ -83,6 +83,26 @@ def value_kind(value: object) -> Kind:
     return ref_type if ref_type in KINDS else "string"
 
 
+def exact_number(value: Any) -> Any:
+    """A filter's value as compared: a whole float from 2**53 on (``1e16``,
+    ``9007199254740992.0``) is the integer it holds, compared exactly as an integer
+    sent so would be, not through the key's Float64 view, where it would equal the
+    stored integers beside it. One past the engine's integers (2**64) stays a float."""
+    if (
+        isinstance(value, float)
+        and value.is_integer()
+        and abs(value) >= FLOAT_EXACT_LIMIT
+        and _bindable(int(value))
+    ):
+        return int(value)
+    return value
+
+
+def integer_type(value: int) -> str:
+    """The engine's type to bind an integer as: UInt64 from 2**63 on."""
+    return "UInt64" if value >= 2**63 else "Int64"
+
+
 def beyond_float(value: Any) -> bool:
     """An integer from 2**53 on: as a Float64 it would equal its neighbours, so it is
     compared with each stored type of the key as it is (the engine compares integers
@@ -125,8 +145,14 @@ OPERATORS: Mapping[str, Operator] = _table(
 _NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
 
-# An integer a filter compares exactly: as the spec's own integers, Int64 (19 digits).
-_INTEGER = re.compile(r"-?\d{1,19}")
+# An integer a filter compares exactly: as the spec's own integers, up to UInt64's
+# (20 digits).
+_INTEGER = re.compile(r"-?\d{1,20}")
+
+
+def _bindable(value: int) -> bool:
+    """Within the engine's integers: Int64's least to UInt64's most."""
+    return -(2**63) <= value < 2**64
 
 
 def split_list(text: str) -> list[str | float]:
@@ -137,7 +163,7 @@ def split_list(text: str) -> list[str | float]:
         if not part:
             continue
         out.append(part)
-        if _INTEGER.fullmatch(part) and beyond_float(int(part)) and int(part) < 2**63:
+        if _INTEGER.fullmatch(part) and beyond_float(int(part)) and _bindable(int(part)):
             out.append(int(part))
         elif _NUMBER.fullmatch(part):
             out.append(float(part))
@@ -147,9 +173,9 @@ def split_list(text: str) -> list[str | float]:
 def list_values(value: object) -> list[Any]:
     """The values an IN / NOT_IN filter tests against (a comma-separated string is split)."""
     if isinstance(value, list):
-        return list(value)
+        return [exact_number(v) for v in value]
     if isinstance(value, str):
-        return list(split_list(value))
+        return [exact_number(v) for v in split_list(value)]
     return []
 
 

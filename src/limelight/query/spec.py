@@ -21,11 +21,15 @@ from limelight.query.operators import OPERATORS
 from limelight.validation import field_errors
 
 KeyType = Literal["string", "number", "boolean"]
-# Numbers are compared as ClickHouse Int64/Float64: larger integers and
-# infinities cannot be bound and are refused here, with the field named.
+# Numbers are compared as ClickHouse Int64/Float64; infinities cannot be bound and are
+# refused here, with the field named.
 Int64 = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
-Scalar = StrictBool | Int64 | FiniteFloat | StrictStr
+# A filter's integer: any the engine stores as one (Int64, or UInt64 up to 2**64 - 1),
+# compared exactly (``operators.beyond_float``). A larger one is read as the float it
+# is, as the engine stores it.
+FilterInteger = Annotated[StrictInt, Field(ge=-(2**63), le=2**64 - 1)]
+Scalar = StrictBool | FilterInteger | FiniteFloat | StrictStr
 MAX_LIMIT = 10_000
 # At most this many namespaces, keys, calculations, filters, group-bys or orders in one
 # query. The engine's time to plan a statement grows faster than its items: measured on

@@ -9,7 +9,15 @@ from typing import Any
 
 from limelight.query.keys import KeyExpr, StoredTypes
 from limelight.query.needle import needle_sql
-from limelight.query.operators import OPERATORS, beyond_float, kinds_of, list_values, value_kind
+from limelight.query.operators import (
+    OPERATORS,
+    beyond_float,
+    exact_number,
+    integer_type,
+    kinds_of,
+    list_values,
+    value_kind,
+)
 from limelight.query.plans import Timeframe
 from limelight.query.scope import Condition, Scope
 from limelight.query.spec import Filter, KeyRef, QueryFields
@@ -69,7 +77,7 @@ def _operand(value: Any, kind: str, params: Params, stored: StoredTypes) -> str:
     if isinstance(value, KeyRef):
         ref = stored.expr(value.key).scalars.get(value_kind(value))
         return ref if ref is not None else "NULL"
-    return params.add(value, "Int64" if beyond_float(value) else _PARAM_TYPES[kind])
+    return params.add(value, integer_type(value) if beyond_float(value) else _PARAM_TYPES[kind])
 
 
 def _per_number_type(key: KeyExpr, test: Callable[[str], str]) -> str:
@@ -96,9 +104,10 @@ def _positive_sql(
             if near:
                 items = ", ".join(params.add(v, _PARAM_TYPES[kind]) for v in near)
                 tests.append(f"{scalar} IN ({items})")
-            if far := [params.add(v, "Int64") for v in group if beyond_float(v)]:
+            if far := [params.add(v, integer_type(v)) for v in group if beyond_float(v)]:
                 tests.append(_per_number_type(key, lambda k: f"{k} IN ({', '.join(far)})"))
         return "(" + " OR ".join(tests) + ")" if tests else "0"
+    value = exact_number(value)
     kind = value_kind(value)
     scalar = key.scalars.get(kind)
     if op.scalar is None or kind not in (op.scalar_kinds or op.kinds):
