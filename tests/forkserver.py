@@ -34,6 +34,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from pathlib import Path
@@ -347,6 +348,31 @@ def start(
             else:
                 fds.append(stream.fileno())
         return _fork_server().spawn(module, args, env, cwd, fds)
+
+
+def run(
+    module: str,
+    args: list[str],
+    env: dict[str, str],
+    given: bytes = b"",
+    cwd: Path = ROOT,
+    timeout: float | None = None,
+) -> tuple[Process, int, str, str]:
+    """``start`` with ``given`` as its stdin, waited for: the process, its exit code and
+    what it wrote to stdout and stderr (through files: a pipe the test did not read
+    could fill and stall it)."""
+    with (
+        tempfile.TemporaryFile() as stdin,
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+    ):
+        stdin.write(given)
+        stdin.seek(0)
+        proc = start(module, args, env, stdin=stdin, stdout=out, stderr=err, cwd=cwd)
+        code = proc.wait(timeout)
+        out.seek(0)
+        err.seek(0)
+        return proc, code, out.read().decode(), err.read().decode()
 
 
 if __name__ == "__main__":

@@ -63,22 +63,8 @@ def run_cli(
     (typer's runner: the same commands, output and exit codes, without the 0.7 s a
     Python start costs), except the commands of ``OWN_PROCESS``."""
     if tuple(args[:1]) in OWN_PROCESS or tuple(args[:2]) in OWN_PROCESS:
-        with (
-            tempfile.TemporaryFile() as given,
-            tempfile.TemporaryFile() as out,
-            tempfile.TemporaryFile() as err,
-        ):
-            given.write((stdin or "").encode())
-            given.seek(0)
-            proc = forkserver.start(
-                "limelight", list(args), env, stdin=given, stdout=out, stderr=err
-            )
-            code = proc.wait()
-            out.seek(0)
-            err.seek(0)
-            return subprocess.CompletedProcess(
-                list(args), code, out.read().decode(), err.read().decode()
-            )
+        _, code, out, err = forkserver.run("limelight", list(args), env, (stdin or "").encode())
+        return subprocess.CompletedProcess(list(args), code, out, err)
     from typer.testing import CliRunner
 
     from limelight.cli import app

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,21 +26,9 @@ def _run(
     env: dict[str, str] | None = None,
     cwd: Path = forkserver.ROOT,
 ) -> tuple[int, str, str]:
-    with (
-        tempfile.TemporaryFile() as stdin,
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-    ):
-        stdin.write(given)
-        stdin.seek(0)
-        proc = forkserver.start(
-            module, args, env or dict(os.environ), stdin=stdin, stdout=out, stderr=err, cwd=cwd
-        )
-        assert isinstance(proc, forkserver.ForkedProcess)
-        code = proc.wait(60)
-        out.seek(0)
-        err.seek(0)
-        return code, out.read().decode(), err.read().decode()
+    proc, code, out, err = forkserver.run(module, args, env or dict(os.environ), given, cwd, 60)
+    assert isinstance(proc, forkserver.ForkedProcess)
+    return code, out, err
 
 
 def test_a_command_reads_its_stdin_and_writes_its_stdout() -> None:
