@@ -29,6 +29,7 @@ import random
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -159,10 +160,29 @@ def _leaves(obj: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any
             yield path, value
 
 
+def _as_stored(value: Any) -> Any:
+    """The number the engine holds for a value: it parses JSON text, so a whole float is
+    the integer its shortest digits write (1.152921504606847e18 is 1152921504606847000,
+    not the double's own digits); a filter's whole float from 2**53 on is read so too,
+    within the engine's integers."""
+    if type(value) is float and value.is_integer() and abs(value) < 1e21:
+        return int(Decimal(repr(value)))
+    return value
+
+
+def _filter_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_filter_value(v) for v in value]
+    if type(value) is float and abs(value) >= 2**53 and -(2**63) <= _as_stored(value) < 2**64:
+        return _as_stored(value)
+    return value
+
+
 def make_record(event: dict[str, Any], raw: bytes, system: dict[str, Any]) -> Record:
     flat: dict[str, Any] = {}
     for path, value in _leaves(event):
-        flat.setdefault(path, value)  # a path named twice ({"a.b": 1, "a": {"b": 2}}): the first
+        # A path named twice ({"a.b": 1, "a": {"b": 2}}): the first.
+        flat.setdefault(path, _as_stored(value))
     # "a.b.c" makes "a.b" and "a" objects: what `present` looks for below a key.
     objects = frozenset(p.rsplit(".", i)[0] for p in flat for i in range(1, p.count(".") + 1))
     return Record(event, raw.decode(), system, flat, objects)
@@ -229,8 +249,10 @@ def _list_values(value: Any) -> list[Any]:
         part = part.strip()
         if part:
             out.append(part)
-            if NUMBER_TEXT.fullmatch(part):
-                out.append(float(part))
+            if re.fullmatch(r"-?[0-9]+", part) and -(2**63) <= int(part) < 2**64:
+                out.append(int(part))  # an integer the engine stores is compared as one
+            elif NUMBER_TEXT.fullmatch(part):
+                out.append(_filter_value(float(part)))
     return out
 
 
@@ -278,10 +300,11 @@ def matches_filter(record: Record, flt: Mapping[str, Any]) -> bool:
         return present(record, flt["key"])
     if op == "DOES_NOT_EXIST":
         return not present(record, flt["key"])
+    value = _filter_value(flt.get("value"))
     if op in NEGATIONS:
-        positive = actual is not None and _positive(NEGATIONS[op], actual, flt.get("value"), record)
+        positive = actual is not None and _positive(NEGATIONS[op], actual, value, record)
         return present(record, flt["key"]) and not positive
-    return actual is not None and _positive(op, actual, flt.get("value"), record)
+    return actual is not None and _positive(op, actual, value, record)
 
 
 def _needle(record: Record, needle: Mapping[str, Any]) -> bool:

@@ -114,12 +114,19 @@ def _may_hold_whole_float(raw: bytes) -> bool:
 _FIXED_FROM = 1e21
 
 
+def shortest_digits(value: float) -> int:
+    """A whole float as the integer its shortest form writes (``1.152921504606847e18`` is
+    1152921504606847000, not the 1152921504606846976 it holds in binary): what the engine
+    stores for it, since JSON is parsed from the text."""
+    return int(Decimal(repr(value)))
+
+
 def _whole_floats_as_digits(value: Any) -> tuple[Any, bool]:
     """``value`` with each whole float below 1e21 as the integer of its shortest digits
     (what the engine writes for it), and whether anything changed."""
     if type(value) is float:
         if value.is_integer() and abs(value) < _FIXED_FROM:
-            return int(Decimal(repr(value))), True
+            return shortest_digits(value), True
         return value, False
     if type(value) is dict:
         out: dict[str, Any] = {}

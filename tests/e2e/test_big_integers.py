@@ -18,6 +18,9 @@ MIXED = [2**60, 2**63, 1.5]
 # UInt64 beyond Int64, and integers about 1e16 (a double there holds even ones only).
 UNSIGNED = [2**63 - 1, 2**63, 2**63 + 1, MAX_U64]
 TENS = [10**16, 10**16 + 1, 10**16 + 2]
+# Whole floats as a client sends them: stored as the integers their shortest digits write
+# (1152921504606847000, 9223372036854776000), not as the double's own.
+FLOATS = [1.152921504606847e18, 9.223372036854775808e18]
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +37,7 @@ def ids(server: LiveServer) -> Tenant:
     events += [{"timestamp": now - 3000 - i, "mixed": v} for i, v in enumerate(MIXED)]
     events += [{"timestamp": now - 4000 - i, "u": v} for i, v in enumerate(UNSIGNED)]
     events += [{"timestamp": now - 5000 - i, "tens": v} for i, v in enumerate(TENS)]
+    events += [{"timestamp": now - 6000 - i, "floats": v} for i, v in enumerate(FLOATS)]
     assert server.send(tenant.ingest_key, "ids", events).status_code == 202
     return tenant
 
@@ -103,6 +107,14 @@ def test_filters_compare_integers_beyond_a_float_exactly(
         ("tens", "IN", "1e16", 1),
         ("id", "=", float(BIG), 1),
         ("id", "<=", float(BIG), 4),
+        # The same float finds the event sent with it, and so do its digits.
+        ("floats", "=", FLOATS[0], 1),
+        ("floats", "=", FLOATS[1], 1),
+        ("floats", "IN", "1.152921504606847e18, 9223372036854776000", 2),
+        ("floats", "=", 1152921504606847000, 1),
+        ("floats", ">", FLOATS[0], 1),
+        ("floats", "IN", [-0.0, FLOATS[1]], 1),
+        ("tens", "IN", "-0, 10000000000000001", 1),
     ],
 )
 def test_filters_compare_uint64_and_whole_floats_exactly(

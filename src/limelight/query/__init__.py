@@ -92,8 +92,10 @@ Integers beyond 2^53 (snowflake ids, UInt64 up to 2^64 - 1), which a
 double-precision float cannot hold, are compared, grouped, counted apart by
 COUNT_DISTINCT and listed by field values exactly as sent: ``id = 9007199254740993``
 does not match 9007199254740992. A filter's own integer is compared so up to
-2^64 - 1, and a whole number written as a float from 2^53 on (``1e16``) as the
-integer it holds; a larger one and a key compared with another key go through
+2^64 - 1. A whole number written as a float is the integer its shortest form
+writes, in an event and from 2^53 on in a filter: ``1.152921504606847e18`` is
+1152921504606847000 (not the double's 1152921504606846976), and ``1e16`` does not
+match 10^16 + 1. Larger numbers and a key compared with another key go through
 double precision. SUM, AVG, MIN, MAX,
 percentiles and the other calculations are computed in double precision.
 

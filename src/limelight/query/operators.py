@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from limelight.event_json import shortest_digits
 from limelight.query.keys import FLOAT_EXACT_LIMIT, KINDS, Kind
 
 ValueShape = Literal["one", "list", "none"]
@@ -85,17 +86,17 @@ def value_kind(value: object) -> Kind:
 
 def exact_number(value: Any) -> Any:
     """A filter's value as compared: a whole float from 2**53 on (``1e16``,
-    ``9007199254740992.0``) is the integer it holds, compared exactly as an integer
-    sent so would be, not through the key's Float64 view, where it would equal the
-    stored integers beside it. One past the engine's integers (2**64) stays a float."""
-    if (
-        isinstance(value, float)
-        and value.is_integer()
-        and abs(value) >= FLOAT_EXACT_LIMIT
-        and _bindable(int(value))
-    ):
-        return int(value)
-    return value
+    ``9007199254740992.0``) is the integer an event sent with it stores (its shortest
+    digits, ``event_json.shortest_digits``), compared exactly as an integer would be,
+    not through the key's Float64 view, where it would equal the stored integers beside
+    it. One past the engine's integers stays a float; -0.0 is 0.0 (``has`` tells them
+    apart, ``=`` does not)."""
+    if not isinstance(value, float):
+        return value
+    if value.is_integer() and abs(value) >= FLOAT_EXACT_LIMIT:
+        digits = shortest_digits(value)
+        return digits if _bindable(digits) else value
+    return value + 0.0  # -0.0 + 0.0 is 0.0
 
 
 def integer_type(value: int) -> str:
@@ -146,8 +147,8 @@ _NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
 
 # An integer a filter compares exactly: as the spec's own integers, up to UInt64's
-# (20 digits).
-_INTEGER = re.compile(r"-?\d{1,20}")
+# (20 digits, leading zeros aside).
+_INTEGER = re.compile(r"-?0*\d{1,20}")
 
 
 def _bindable(value: int) -> bool:

@@ -2,6 +2,8 @@
 UInt64 the spec's own integers are; longer digit runs as the float they read as, never an
 error."""
 
+import math
+
 from limelight.query.operators import exact_number, list_values, split_list
 
 
@@ -19,10 +21,16 @@ def test_beyond_the_engines_integers_or_pythons_digit_limit_is_a_float_not_an_er
     assert split_list(huge) == [huge, float("inf")]
 
 
-def test_a_whole_float_from_2_53_on_is_compared_as_the_integer_it_holds() -> None:
+def test_a_whole_float_from_2_53_on_is_compared_as_the_integer_an_event_stores() -> None:
     assert type(exact_number(1e16)) is int and exact_number(1e16) == 10**16
     assert exact_number(float(2**53)) == 2**53 and type(exact_number(float(2**53))) is int
-    for kept in (1.5, 2.0**53 - 1, 1e20, float(2**64), -1e19, "1e16", True):
+    # Its shortest digits, as an event's float is stored, not the double's own digits.
+    assert exact_number(1.152921504606847e18) == 1152921504606847000
+    assert exact_number(float(2**63)) == 9223372036854776000
+    for kept in (1.5, 2.0**53 - 1, 1e20, float(2**64), -1e19):
+        assert type(exact_number(kept)) is float and exact_number(kept) == kept
+    for kept in ("1e16", True):
         assert exact_number(kept) is kept
+    assert math.copysign(1, exact_number(-0.0)) == 1  # has() tells -0.0 from 0
     assert list_values([1e16, 5.0]) == [10**16, 5.0]
     assert list_values("1e16") == ["1e16", 10**16]
