@@ -84,6 +84,10 @@ def value_kind(value: object) -> Kind:
     return ref_type if ref_type in KINDS else "string"
 
 
+# The integers the engine stores as integers: Int64's least to UInt64's most.
+ENGINE_INTEGERS = range(-(2**63), 2**64)
+
+
 def exact_number(value: Any) -> Any:
     """A filter's value as compared: a whole float from 2**53 on (``1e16``,
     ``9007199254740992.0``) is the integer an event sent with it stores (its shortest
@@ -95,7 +99,7 @@ def exact_number(value: Any) -> Any:
         return value
     if value.is_integer() and abs(value) >= FLOAT_EXACT_LIMIT:
         digits = shortest_digits(value)
-        return digits if _bindable(digits) else value
+        return digits if digits in ENGINE_INTEGERS else value
     return value + 0.0  # -0.0 + 0.0 is 0.0
 
 
@@ -151,11 +155,6 @@ _NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 _INTEGER = re.compile(r"-?0*\d{1,20}")
 
 
-def _bindable(value: int) -> bool:
-    """Within the engine's integers: Int64's least to UInt64's most."""
-    return -(2**63) <= value < 2**64
-
-
 def split_list(text: str) -> list[str | float]:
     """``"a, 200"`` -> ``["a", "200", 200.0]``: untyped text also matches as a number,
     an integer from 2**53 on as the integer (``beyond_float``), not its neighbour."""
@@ -164,8 +163,9 @@ def split_list(text: str) -> list[str | float]:
         if not part:
             continue
         out.append(part)
-        if _INTEGER.fullmatch(part) and beyond_float(int(part)) and _bindable(int(part)):
-            out.append(int(part))
+        number = int(part) if _INTEGER.fullmatch(part) else None
+        if number is not None and beyond_float(number) and number in ENGINE_INTEGERS:
+            out.append(number)
         elif _NUMBER.fullmatch(part):
             out.append(float(part))
     return out

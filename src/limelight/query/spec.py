@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, Stri
 from limelight.errors import BadRequest
 from limelight.query.calculations import CALCULATIONS, value_name
 from limelight.query.keys import valid_key
-from limelight.query.operators import OPERATORS
+from limelight.query.operators import ENGINE_INTEGERS, OPERATORS
 from limelight.validation import field_errors
 
 KeyType = Literal["string", "number", "boolean"]
@@ -28,7 +28,7 @@ FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 # A filter's integer: any the engine stores as one (Int64, or UInt64 up to 2**64 - 1),
 # compared exactly (``operators.beyond_float``). A larger one is read as the float it
 # is, as the engine stores it.
-FilterInteger = Annotated[StrictInt, Field(ge=-(2**63), le=2**64 - 1)]
+FilterInteger = Annotated[StrictInt, Field(ge=ENGINE_INTEGERS.start, le=ENGINE_INTEGERS.stop - 1)]
 Scalar = StrictBool | FilterInteger | FiniteFloat | StrictStr
 MAX_LIMIT = 10_000
 # At most this many namespaces, keys, calculations, filters, group-bys or orders in one
