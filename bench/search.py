@@ -76,6 +76,9 @@ QUESTIONS: list[tuple[str, dict[str, Any] | None]] = [
     ("number with a word: order 12 (0.02%)", {"value": "order 12"}),
     ("code: ERR-42 (0.02%)", {"value": "ERR-42"}),
     ('number in JSON: "status":50 (30%)', {"value": '"status":50'}),
+    ('whole number in JSON: "status":500 (10%)', {"value": '"status":500'}),
+    ("number after a word: with 503 (10%)", {"value": "with 503"}),
+    ("number alone: 503 (10%)", {"value": "503"}),
     ("whole number: (order 48213) (rare)", {"value": "(order 48213)"}),
     (f"id: {NEEDLE} (1 in 999,983)", {"value": NEEDLE}),
     ("rare word: quasar (1 in 100,003)", {"value": "quasar"}),
@@ -313,7 +316,8 @@ INDEXES = {
     "TYPE ngrambf_v1(4, 65536, 3, 0) GRANULARITY 1",
     "words (DDL 0011)": f", INDEX raw_words {WORDS} TYPE text(tokenizer = 'splitByNonAlpha')",
     "phrases (DDL 0015)": f", INDEX raw_phrases {PHRASES} TYPE text(tokenizer = 'splitByNonAlpha')",
-    "numbers (DDL 0016)": f", INDEX raw_numbers {NUMBERS} TYPE text(tokenizer = 'splitByNonAlpha')",
+    "numbers (DDL 0024)": f", INDEX raw_numbers_three {NUMBERS} "
+    "TYPE text(tokenizer = 'splitByNonAlpha')",
     "cased (DDL 0019)": f", INDEX raw_cased {CASED} TYPE text(tokenizer = 'splitByNonAlpha')",
     "cased numbers (0023)": f", INDEX raw_cased_numbers {CASED_NUMBERS} "
     "TYPE text(tokenizer = 'splitByNonAlpha')",

@@ -2,10 +2,11 @@
 their neighbours, text across the JSON structure, one or two characters, matchCase,
 regexes): the same answers as reading every event, before the parts merge, once they
 have, and while the phrases, numbers, cased and cased numbers indexes (DDL 0015, 0016,
-0019, 0023) are built for events written before them; a needle the indexes answer (no
-digit, quote or character past ASCII; or quotes, and at most two digits at the end after
-punctuation; matchCase, of letters and `` ._-/:,=()``, or as the numbers index's with
-case) never reads the events' text once they are built."""
+0019, 0023, and 0024's numbers index with three digits, which replaces 0016's) are built
+for events written before them; a needle the indexes answer (no digit, quote or
+character past ASCII; or quotes, and at most three digits at the end after punctuation;
+matchCase, of letters and `` ._-/:,=()``, or as the numbers index's with case and two
+digits) never reads the events' text once they are built."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from limelight.query.compile import RunOptions, compile_run
-from limelight.query.needle import CASED_NUMBERS, needle_sql
+from limelight.query.needle import CASED_NUMBERS, NUMBERS, needle_sql
 from limelight.query.plans import Timeframe
 from limelight.query.spec import Needle, validate_fields
 from limelight.query.sql import Params
@@ -72,8 +73,14 @@ EXACT = [
     ", then err-",
     " raised, ",
     "ed: card_de",
-    # quotes and numbers after punctuation: the numbers index (DDL 0016)
+    # quotes and numbers after punctuation: the numbers index (DDL 0024)
     "order 12",
+    "order 123",
+    "err-421",
+    "with 200",
+    "with 404",
+    '"n":123',
+    ", then err-42",
     "order 1",
     "ERR-42",
     "(order 12",
@@ -89,11 +96,11 @@ EXACT = [
 ]
 READ = [
     "payment  failed",
-    "err-421",
     "12345",
     "50% off",
     "(order 12345)",
-    "order 123",
+    "order 1234",
+    "err-4210",
     "2, ",
     "er 12",
     "r12",
@@ -293,6 +300,7 @@ def _index_built(store: ChdbEventStore, database: str) -> bool:
     [
         (15, {"value": "card_declined"}),
         (23, {"value": ", then err-42", "matchCase": True}),
+        (24, {"value": "with 200"}),
     ],
 )
 def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
@@ -331,13 +339,17 @@ def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
 # The cased numbers index's codes are `0`, a lowercase letter, `1`; a kept digit is `9`
 # and the digit. Text of those characters, of what is spelled (`"` is `0a1`, `-` is
 # `0m1`), of a letter of each case, and of what is not spelled (`$`, `é`), so that every
-# short needle of them meets codes from inside somewhere if it can.
+# short needle of them meets codes from inside somewhere if it can. The numbers index
+# keeps three digits after punctuation: needles of four characters end in three.
 _TRICKY = 'mZ-"019'
 _TEXT = _TRICKY + " :$é"
 
 
-def test_match_case_needles_meet_the_cased_numbers_spelling_only_where_raw_holds_them(
-    tmp_path_factory: pytest.TempPathFactory,
+@pytest.mark.parametrize(
+    ("index", "match_case"), [(CASED_NUMBERS, True), (NUMBERS, False)], ids=["cased", "numbers"]
+)
+def test_needles_an_index_answers_are_found_exactly_where_raw_holds_them(
+    tmp_path_factory: pytest.TempPathFactory, index: str, match_case: bool
 ) -> None:
     store = _store(tmp_path_factory, f"phrases_{uuid.uuid4().hex[:8]}")
     store.start()
@@ -346,18 +358,24 @@ def test_match_case_needles_meet_the_cased_numbers_spelling_only_where_raw_holds
     batch = [{"message": text, "timestamp": NOW_MS - 1000 - i} for i, text in enumerate(texts)]
     records = ref.store_events(store, TENANT, "ds", batch)
     store.command(f"OPTIMIZE TABLE {store.table} FINAL")
-    raws = [r.raw for r in records]
-    # Every needle of two or three of those characters the index answers.
+    raws = [r.raw if match_case else r.raw.lower() for r in records]
+    # Every needle of two or three of those characters the index answers, and some of four.
+    values = [*product(_TRICKY, repeat=2), *product(_TRICKY, repeat=3)]
+    values += rng.sample(list(product(_TRICKY, repeat=4)), 200)
+    values += product('-"', "019", "019", "019")  # punctuation and three digits
     chosen = [
         value
-        for value in map("".join, [*product(_TRICKY, repeat=2), *product(_TRICKY, repeat=3)])
-        if needle_sql(Needle(value=value, matchCase=True), Params()).startswith(CASED_NUMBERS)
+        for value in map("".join, values)
+        if needle_sql(Needle(value=value, matchCase=match_case), Params()).startswith(index)
     ]
     found, read = {}, {}
     for value in chosen:
-        found[value], read[value] = count(store, {"value": value, "matchCase": True})
-    assert found == {v: sum(v in raw for raw in raws) for v in chosen}
+        found[value], read[value] = count(store, {"value": value, "matchCase": match_case})
+    folded = [v if match_case else v.lower() for v in chosen]
+    assert found == {v: sum(f in raw for raw in raws) for v, f in zip(chosen, folded, strict=True)}
     assert len(chosen) > 80 and sum(1 for n in found.values() if n) > 60
+    if not match_case:  # three digits after punctuation, answered where they are
+        assert sum(1 for v, n in found.items() if n and v[-3:].isdigit()) > 5
     raw_bytes = sum(map(len, raws))
     assert {v: r for v, r in read.items() if r >= raw_bytes / 2} == {}, raw_bytes  # not raw
     store.close()

@@ -66,21 +66,22 @@ one does not match, so a missing key matches neither.
   pattern (``(?i)`` added unless ``matchCase``). What is fast: a needle of two or more
   ASCII characters without digits or ``"`` (``timeout``, also inside a word:
   ``imeou``; phrases such as ``payment failed``, ``card_declined``, ``user.id``,
-  ``/api/cart``, ``issuer (order``), and one with ``"`` or ending in one or two digits
-  after punctuation or a space (``order 12``, ``ERR-42``, ``"level":"error``), is
-  looked up in inverted indexes of the events' text and costs about what a COUNT does,
-  however many events hold it (2-3x when it lies in thousands of distinct stretches of
-  text, as ``"status":50`` does in API logs). So is a ``matchCase`` needle of two or
-  more ASCII letters, spaces and ``._-/:,=()`` (``Payment failed``,
-  ``OrderService.process()``, ``user_id=``, ``GET /api/cart``), and, through a second
-  cased index, one with quotes, more punctuation or one or two digits at its end
-  after punctuation (``code ERR-42``, ``"level":"Error``, ``[Retry]``). Any other
-  needle (starting with a digit, a longer number, a number right after a letter,
-  other scripts, one of ``$ < > ^ ~``, a backslash or a backquote, one character)
-  and a regex read the events' text, but only in the blocks of events where the
-  indexes find its parts (its text with the first two digits of each number, a
-  ``matchCase`` needle's cased stretches, a regex's literal text) and an ngram index
-  cannot rule it out: fast when few events hold it, a scan when many do.
+  ``/api/cart``, ``issuer (order``), and one with ``"`` or ending in one to three digits
+  after punctuation or a space (``order 12``, ``ERR-42``, ``"level":"error``,
+  ``"status":500``, ``with 503``), is looked up in inverted indexes of the events' text
+  and costs about what a COUNT does, however many events hold it (2-4x when it lies in
+  thousands of distinct stretches of text, as ``"status":50`` does in API logs). So
+  is a ``matchCase`` needle of two or more ASCII letters, spaces and ``._-/:,=()``
+  (``Payment failed``, ``OrderService.process()``, ``user_id=``, ``GET /api/cart``),
+  and, through a second cased index, one with quotes, more punctuation or one or two
+  digits at its end after punctuation (``code ERR-42``, ``"level":"Error``,
+  ``[Retry]``). Any other needle (starting with a digit, a longer number, a number
+  right after a letter, other scripts, one of ``$ < > ^ ~``, a backslash or a
+  backquote, one character) and a regex read the events' text, but only in the
+  blocks of events where the indexes find its parts (its text with the first three
+  digits of each number, a ``matchCase`` needle's cased stretches, a regex's literal
+  text) and an ngram index cannot rule it out: fast when few events hold it, a scan
+  when many do.
 - The timeframe is ``from`` inclusive, ``to`` exclusive.
 
 Calculations

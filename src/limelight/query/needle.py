@@ -19,19 +19,20 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   Ids and numbers fall apart at their digits, so the dictionary stays as small as
   WORDS' (60,496 tokens for 1M events of API logs, against 3.1M when digits stay).
 
-- NUMBERS (DDL 0016): quotes kept, and the digits that follow a stretch kept with it,
-  two at most: the text is cut into the matches of ``[^0-9]*[^0-9a-z][0-9]{1,2}`` (a
-  stretch that ends in a character that is not a letter, with the first one or two
-  digits after it) or ``[^0-9]+`` (any other stretch), the rest of each number
-  dropped, and 26 of the 33 printable characters that are not letters or digits
-  spelled as capitals (``$<>\\^`~`` stay separators). A needle of those characters
-  that does not start with a digit and ends in at most two digits after a character
-  that is not a letter (``order 12``, ``ERR-42``, ``"status":5``, ``"level":"error``)
-  occurs in ``raw`` exactly where its spelling occurs in this text, inside one token:
-  answered from the dictionary. Numbers are cut to their first two digits, and a
-  stretch ending in a letter (hex ids: ``af91``) keeps none, so the dictionary stays
-  bounded: 132,890 tokens for 1M events of API logs, where keeping the digits after
-  letters too held 438,863.
+- NUMBERS (DDL 0024, which replaced 0016's two digits): quotes kept, and the digits
+  that follow a stretch kept with it, three at most: the text is cut into the matches
+  of ``[^0-9]*[^0-9a-z][0-9]{1,3}`` (a stretch that ends in a character that is not a
+  letter, with the first one to three digits after it) or ``[^0-9]+`` (any other
+  stretch), the rest of each number dropped, and 26 of the 33 printable characters
+  that are not letters or digits spelled as capitals (``$<>\\^`~`` stay separators).
+  A needle of those characters that does not start with a digit and ends in at most
+  three digits after a character that is not a letter (``order 12``, ``ERR-42``,
+  ``"status":500``, ``"level":"error``) occurs in ``raw`` exactly where its spelling
+  occurs in this text, inside one token: answered from the dictionary. Numbers are cut
+  to their first three digits (an HTTP status, a three-digit code), and a stretch
+  ending in a letter (hex ids: ``af91``) keeps none, so the dictionary stays bounded:
+  183,213 tokens for 1M events of API logs (132,890 with two digits), where keeping
+  the digits after letters too held 438,863 with two.
 
 - CASED (DDL 0019): ``raw`` as written, letters in their case; digits and ``"``
   split it, and ten characters (`` ._-/:,=()``) are spelled as the digits, which the
@@ -42,8 +43,9 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   case-sensitively). Only the ten digits are free to spell with (the letters are the
   text's own), so the rest of the punctuation cuts its tokens.
 
-- CASED_NUMBERS (DDL 0023): NUMBERS' cut of ``raw`` as written (letters in their case),
-  where no character is free to spell with (letters are the text's, digits are kept).
+- CASED_NUMBERS (DDL 0023): NUMBERS' cut of ``raw`` with two digits, as 0016 cut it,
+  but as written (letters in their case), where no character is free to spell with
+  (letters are the text's, digits are kept).
   So each of NUMBERS' 26 characters becomes three, ``0``, a lowercase letter and ``1``,
   and each kept digit two, ``9`` and the digit. A needle's spelling meets the text only
   where the needle meets ``raw``: a code's letter sits between its ``0`` and ``1``,
@@ -51,15 +53,15 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   code's ``0``); a kept digit comes after its ``9`` and is followed by another kept
   digit or the piece's end, never by a code or a letter, so a needle's code cannot
   start on it, nor a needle's kept digit on a code's ``0``. A ``matchCase`` needle
-  that NUMBERS would answer without case (those characters, at most two digits at its
-  end after a character that is not a letter: ``code ERR-42``, ``"level":"Error``)
-  occurs in ``raw`` exactly where its spelling occurs here, inside one token: answered
-  from the dictionary.
+  that NUMBERS would answer without case, with at most two digits at its end after a
+  character that is not a letter (``code ERR-42``, ``"level":"Error``), occurs in
+  ``raw`` exactly where its spelling occurs here, inside one token: answered from the
+  dictionary.
 
 Anything else (a needle starting with digits, longer numbers, other scripts, one
 character, ``matchCase`` with other punctuation, a regex) is tested on ``raw`` itself;
 what of it the indexes can answer (its stretches between digits, each with the first
-two digits after it where NUMBERS holds them; a ``matchCase`` needle's stretches in
+three digits after it where NUMBERS holds them; a ``matchCase`` needle's stretches in
 CASED; a regex's literal text) is asked of them first, so the engine reads ``raw``
 only in the granules where those occur, and the ngram index (DDL 0003) rules out
 granules too.
@@ -107,9 +109,11 @@ _NOT_IN_CASED = re.compile(f"[^A-Za-z{re.escape(_CASED_SPELLED)}]+")
 _NUMBERS_SPELLED = "\" !#%&'()*+,-./:;=?@[]_{|}"
 _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 assert len(_NUMBERS_SPELLED) == len(_CAPITALS)
+# The digits NUMBERS keeps after a stretch, and CASED_NUMBERS (which 0016's two cut).
+NUMBERS_DIGITS, CASED_NUMBERS_DIGITS = 3, 2
 NUMBERS = (
     "translate(arrayStringConcat(extractAll(lower(raw),"
-    " '[^0-9]*[^0-9a-z][0-9]{1,2}|[^0-9]+'), '\\x01'),"
+    f" '[^0-9]*[^0-9a-z][0-9]{{1,{NUMBERS_DIGITS}}}|[^0-9]+'), '\\x01'),"
     f" {_sql_string(_NUMBERS_SPELLED)}, {_sql_string(_CAPITALS)})"
 )
 _SPELL_NUMBERS = str.maketrans(_NUMBERS_SPELLED, _CAPITALS)
@@ -118,13 +122,14 @@ _NOT_IN_NUMBERS = re.compile(f"[^a-z{re.escape(_NUMBERS_SPELLED)}]+")
 # A stretch between digits (or the needle's ends), and the digits after it.
 _STRETCH_AND_DIGITS = re.compile("([^0-9]+)([0-9]*)")
 
-# CASED_NUMBERS: NUMBERS' cut of raw as written; its kept digits spelled ``9`` and the
+# CASED_NUMBERS: 0016's cut of raw (two digits) as written; its kept digits spelled ``9`` and the
 # digit (first, while they are the text's only digits), then each of NUMBERS' characters
 # as ``0``, a lowercase letter and ``1``.
 _CASED_NUMBERS_CLASS = "".join("\\" + c if c in "[]-" else c for c in _NUMBERS_SPELLED)
 CASED_NUMBERS = (
     "translate(replaceRegexpAll(replaceRegexpAll(arrayStringConcat(extractAll(raw,"
-    " '[^0-9]*[^0-9A-Za-z][0-9]{1,2}|[^0-9]+'), '\\x01'), '([0-9])', '9\\\\1'),"
+    f" '[^0-9]*[^0-9A-Za-z][0-9]{{1,{CASED_NUMBERS_DIGITS}}}|[^0-9]+'), '\\x01'),"
+    " '([0-9])', '9\\\\1'),"
     f" {_sql_string('([' + _CASED_NUMBERS_CLASS + '])')}, '0\\\\11'),"
     f" {_sql_string(_NUMBERS_SPELLED)}, {_sql_string(ascii_lowercase[: len(_NUMBERS_SPELLED)])})"
 )
@@ -186,14 +191,15 @@ def needle_sql(needle: Needle, params: Params) -> str:
 def _numbers_exact(text: str, cased: bool = False) -> bool:
     """Whether NUMBERS answers ``text`` (ASCII lowercase) exactly, or CASED_NUMBERS
     ``text`` as written (``cased``): characters it keeps in a token, no digit but at
-    most two at the end, after a character not a letter."""
+    most the index's kept digits at the end, after a character not a letter."""
     stretch = text.rstrip(_DIGITS)
     digits = len(text) - len(stretch)
     outside = _NOT_IN_CASED_NUMBERS if cased else _NOT_IN_NUMBERS
+    kept = CASED_NUMBERS_DIGITS if cased else NUMBERS_DIGITS
     return (
         bool(stretch)
         and not outside.search(stretch)
-        and (digits == 0 or (digits <= 2 and stretch[-1] not in ascii_letters))
+        and (digits == 0 or (digits <= kept and stretch[-1] not in ascii_letters))
     )
 
 
@@ -214,13 +220,13 @@ def _cased_stretches(text: str) -> list[str]:
 def _numbers_pieces(text: str) -> list[str]:
     """The pieces of ``text`` (ASCII lowercase) that lie inside one NUMBERS token
     wherever ``text`` occurs: each stretch between digits cut at what NUMBERS does not
-    keep, the last piece before digits with the first two of them when it ends in a
+    keep, the last piece before digits with the first three of them when it ends in a
     character that is not a letter."""
     pieces = []
     for stretch, digits in _STRETCH_AND_DIGITS.findall(text):
         *inner, last = _NOT_IN_NUMBERS.split(stretch)
         if digits and last and last[-1] not in ascii_lowercase:
-            last += digits[:2]
+            last += digits[:NUMBERS_DIGITS]
         pieces += [*inner, last]
     return pieces
 
