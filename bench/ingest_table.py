@@ -14,7 +14,7 @@ one session into tables of one engine, in turns, in inserts of 12,000 events
   engine's default of 10 MiB left most of a 6MB body's (about 12 MiB with `data`) to
   one (store.events.base.INSERT_SETTINGS);
 - text indexes on insert: now, with the words, phrases and numbers indexes (0011,
-  0015, 0016) built by the INSERT, the ngram index left to merges: what a needle that
+  0015, 0024) built by the INSERT, the ngram index left to merges: what a needle that
   finds the newest events from the index costs ingest; and with words and phrases
   alone;
 - shared data as a map: now, with the JSON column's shared data written as a plain map

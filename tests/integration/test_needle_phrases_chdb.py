@@ -336,6 +336,37 @@ def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
     store.close()
 
 
+def test_a_start_does_not_wait_for_the_numbers_index_to_be_built_over_older_events(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded engine's sessions wait for a mutation by default: DDL 0024 asks not
+    to, so a server upgraded over many events starts at once and indexes them after."""
+    database = f"phrases_{uuid.uuid4().hex[:8]}"
+    store = _store(tmp_path_factory, database)
+    older = [(v, text) for v, text in ddl.ddl_files() if v < 24]
+    monkeypatch.setattr(ddl, "ddl_files", lambda: older)
+    store.start()
+    store.command(
+        f"INSERT INTO {store.table} (workspace_id, environment_id, dataset, timestamp, id, raw)"
+        f" SELECT {{w:String}}, {{e:String}}, 'ds', fromUnixTimestamp64Milli({NOW_MS - 1000}"
+        " - number), toString(number), concat('{\"status\":', toString(200 + number % 400),"
+        " ',\"n\":', toString(number), '}') FROM numbers(400000)",
+        {"w": TENANT.workspace_id, "e": TENANT.environment_id},
+    )
+    store.command(f"OPTIMIZE TABLE {store.table} FINAL")
+    monkeypatch.undo()
+    store.migrate()
+    assert not _index_built(store, database)  # the 400,000 events are still being indexed
+    needle = {"value": '"status":503'}
+    during = count(store, needle)  # read from the events meanwhile, where not indexed
+    deadline = time.monotonic() + 60
+    while not _index_built(store, database) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    after = count(store, needle)
+    assert during[0] == after[0] == 1000 and after[1] < during[1] / 2
+    store.close()
+
+
 # The cased numbers index's codes are `0`, a lowercase letter, `1`; a kept digit is `9`
 # and the digit. Text of those characters, of what is spelled (`"` is `0a1`, `-` is
 # `0m1`), of a letter of each case, and of what is not spelled (`$`, `é`), so that every
