@@ -109,7 +109,7 @@ _NOT_IN_CASED = re.compile(f"[^A-Za-z{re.escape(_CASED_SPELLED)}]+")
 _NUMBERS_SPELLED = "\" !#%&'()*+,-./:;=?@[]_{|}"
 _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 assert len(_NUMBERS_SPELLED) == len(_CAPITALS)
-# The digits NUMBERS keeps after a stretch, and CASED_NUMBERS (which 0016's two cut).
+# The digits each numbers index keeps after a stretch (CASED_NUMBERS keeps 0016's two).
 NUMBERS_DIGITS, CASED_NUMBERS_DIGITS = 3, 2
 NUMBERS = (
     "translate(arrayStringConcat(extractAll(lower(raw),"
@@ -122,9 +122,9 @@ _NOT_IN_NUMBERS = re.compile(f"[^a-z{re.escape(_NUMBERS_SPELLED)}]+")
 # A stretch between digits (or the needle's ends), and the digits after it.
 _STRETCH_AND_DIGITS = re.compile("([^0-9]+)([0-9]*)")
 
-# CASED_NUMBERS: 0016's cut of raw (two digits) as written; its kept digits spelled ``9`` and the
-# digit (first, while they are the text's only digits), then each of NUMBERS' characters
-# as ``0``, a lowercase letter and ``1``.
+# CASED_NUMBERS: 0016's cut of raw (two digits) as written; its kept digits spelled
+# ``9`` and the digit (first, while they are the text's only digits), then each of
+# NUMBERS' characters as ``0``, a lowercase letter and ``1``.
 _CASED_NUMBERS_CLASS = "".join("\\" + c if c in "[]-" else c for c in _NUMBERS_SPELLED)
 CASED_NUMBERS = (
     "translate(replaceRegexpAll(replaceRegexpAll(arrayStringConcat(extractAll(raw,"

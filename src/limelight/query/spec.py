@@ -21,8 +21,8 @@ from limelight.query.operators import ENGINE_INTEGERS, OPERATORS
 from limelight.validation import field_errors
 
 KeyType = Literal["string", "number", "boolean"]
-# Numbers are compared as ClickHouse Int64/Float64; infinities cannot be bound and are
-# refused here, with the field named.
+# Numbers are compared as ClickHouse Int64, UInt64 or Float64; infinities cannot be bound
+# and are refused here, with the field named.
 Int64 = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
 FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 # A filter's integer: any the engine stores as one (Int64, or UInt64 up to 2**64 - 1),
