@@ -69,6 +69,11 @@ def test_any_json_body_is_stored_or_refused_with_a_client_error(
 # Answered 500: json_format's error message held the value, whose repr passed Python's
 # recursion limit.
 @example(request=("traces", b'{"resourceSpans":' + b"[" * 1001 + b"]" * 1001 + b"}", 1002))
+# A bytes value nested deep: refused as not base64 before its depth was seen, and at a
+# thousand levels answered 500 (the message's repr of the value passed the recursion
+# limit).
+@example(request=("traces", b'{"bytesValue":' + b"[" * 200 + b'"x"' + b"]" * 200 + b"}", 201))
+@example(request=("traces", b'{"bytesValue":' + b"[" * 1000 + b"]" * 1000 + b"}", 1001))
 def test_a_json_body_is_refused_for_its_depth_exactly_when_it_nests_past_the_limit(
     request: tuple[str, bytes, int],
 ) -> None:

@@ -103,6 +103,10 @@ def _fix_ids(doc: dict[str, Any]) -> None:
     """
     level: list[Any] = [doc]
     depth = 1
+    # Said once the whole document is walked: a body too deep is refused for its depth
+    # whatever else is wrong in it, and a value is only shown when it is not a container
+    # (the repr of a list nested a thousand levels passes Python's recursion limit).
+    not_bytes = ""
     while level:
         if depth > MAX_JSON_DEPTH:
             raise BadRequest(TOO_DEEP)
@@ -117,18 +121,27 @@ def _fix_ids(doc: dict[str, Any]) -> None:
                     ):
                         # A number or a boolean is no id either: its item is rejected.
                         node[key] = _id_to_base64(value) if isinstance(value, str) else _NOT_AN_ID
-                    elif key in BYTES_FIELDS and value is not None and not _is_base64(value):
+                    elif (
+                        key in BYTES_FIELDS
+                        and value is not None
+                        and not _is_base64(value)
+                        and not not_bytes
+                    ):
                         # json_format skips characters outside the alphabet: "!!!!" would
                         # be stored as empty bytes.
-                        raise BadRequest(
-                            f"an attribute's {key} is not base64: {str(value)[:100]!r}"
+                        not_bytes = f"an attribute's {key} is not base64: " + (
+                            f"a JSON {'object' if isinstance(value, dict) else 'array'}"
+                            if isinstance(value, dict | list)
+                            else repr(str(value)[:100])
                         )
-                    elif isinstance(value, dict | list):
+                    if isinstance(value, dict | list):
                         below.append(value)
             else:
                 below.extend(item for item in node if isinstance(item, dict | list))
         level = below
         depth += 1
+    if not_bytes:
+        raise BadRequest(not_bytes)
 
 
 def decode_request(signal: Signal, body: bytes, encoding: Encoding) -> Any:
