@@ -91,6 +91,11 @@ QUESTIONS: list[tuple[str, dict[str, Any] | None]] = [
     ("matchCase with a number: code ERR-42 (0.02%)", {"value": "code ERR-42", "matchCase": True}),
     ('matchCase across JSON: "level":"error (17%)', {"value": '"level":"error', "matchCase": True}),
     ("matchCase with a number: (order 4 (0.2%)", {"value": "(order 4", "matchCase": True}),
+    (
+        'matchCase, three digits: "status":500 (10%)',
+        {"value": '"status":500', "matchCase": True},
+    ),
+    ("matchCase, three digits: with 503 (10%)", {"value": "with 503", "matchCase": True}),
     ("regex: card_dec[a-z]+ed by (2%)", {"value": "card_dec[a-z]+ed by", "isRegex": True}),
     ("regex: quas[a-z]r (rare)", {"value": "quas[a-z]r", "isRegex": True}),
     ("regex: up[a-z]+ time(out|d)", {"value": "up[a-z]+ time(out|d)", "isRegex": True}),
@@ -303,7 +308,12 @@ def _searches(ctx: BenchContext, data_dir: Path, events: int) -> None:
         _print_direct(f"{events:,} events merged, this process", _direct(ctx, store, size))
     finally:
         store.close()
-    server = launch(data_dir / "server", {"LIMELIGHT_DATA_DIR": str(data_dir)})
+    # Each question is asked 3 x 3 times and once to warm: past the 300 run creations a
+    # minute a workspace gets by default, so the bench's server allows more.
+    server = launch(
+        data_dir / "server",
+        {"LIMELIGHT_DATA_DIR": str(data_dir), "LIMELIGHT_QUERY_RUNS_PER_MINUTE": "100000"},
+    )
     try:
         _print_api(f"{events:,} events merged, through the API", _api(ctx, server.url, size))
     finally:
@@ -319,7 +329,7 @@ INDEXES = {
     "numbers (DDL 0024)": f", INDEX raw_numbers_three {NUMBERS} "
     "TYPE text(tokenizer = 'splitByNonAlpha')",
     "cased (DDL 0019)": f", INDEX raw_cased {CASED} TYPE text(tokenizer = 'splitByNonAlpha')",
-    "cased numbers (0023)": f", INDEX raw_cased_numbers {CASED_NUMBERS} "
+    "cased numbers (0025)": f", INDEX raw_cased_numbers_three {CASED_NUMBERS} "
     "TYPE text(tokenizer = 'splitByNonAlpha')",
 }
 INDEXES["all (as now)"] = "".join(v for k, v in INDEXES.items() if k != "no index")

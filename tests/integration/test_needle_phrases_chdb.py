@@ -2,11 +2,11 @@
 their neighbours, text across the JSON structure, one or two characters, matchCase,
 regexes): the same answers as reading every event, before the parts merge, once they
 have, and while the phrases, numbers, cased and cased numbers indexes (DDL 0015, 0016,
-0019, 0023, and 0024's numbers index with three digits, which replaces 0016's) are built
-for events written before them; a needle the indexes answer (no digit, quote or
-character past ASCII; or quotes, and at most three digits at the end after punctuation;
-matchCase, of letters and `` ._-/:,=()``, or as the numbers index's with case and two
-digits) never reads the events' text once they are built."""
+0019, 0023, and 0024's and 0025's with three digits, which replace 0016's and 0023's)
+are built for events written before them; a needle the indexes answer (no digit, quote
+or character past ASCII; or quotes, and at most three digits at the end after
+punctuation; matchCase, of letters and `` ._-/:,=()``, or as the numbers index's with
+case) never reads the events' text once they are built."""
 
 from __future__ import annotations
 
@@ -137,9 +137,13 @@ CASED_EXACT = [
     "ce.pr",
 ]
 # matchCase with quotes, numbers after punctuation or other punctuation: the cased
-# numbers index (DDL 0023).
+# numbers index (DDL 0025).
 CASED_NUMBERS_EXACT = [
     "ERR-42",
+    "err-421",
+    "then err-421",
+    "GET /api/carts completed with 404",
+    '"n":123',
     "err-42",
     "ERR-4",
     "xERR-42",
@@ -153,7 +157,9 @@ CASED_NUMBERS_EXACT = [
     ": card_declined by issuer (order 12",
 ]
 CASED_READ = [
-    "err-421",
+    "err-4210",
+    "Err-421",
+    "(order 12345)",
     "Payment FAILED twice, card",
     "user_id=7 [retry]",
     "P",
@@ -301,6 +307,7 @@ def _index_built(store: ChdbEventStore, database: str) -> bool:
         (15, {"value": "card_declined"}),
         (23, {"value": ", then err-42", "matchCase": True}),
         (24, {"value": "with 200"}),
+        (25, {"value": "then err-421", "matchCase": True}),
     ],
 )
 def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
@@ -370,8 +377,8 @@ def test_a_start_does_not_wait_for_the_numbers_index_to_be_built_over_older_even
 # The cased numbers index's codes are `0`, a lowercase letter, `1`; a kept digit is `9`
 # and the digit. Text of those characters, of what is spelled (`"` is `0a1`, `-` is
 # `0m1`), of a letter of each case, and of what is not spelled (`$`, `é`), so that every
-# short needle of them meets codes from inside somewhere if it can. The numbers index
-# keeps three digits after punctuation: needles of four characters end in three.
+# short needle of them meets codes from inside somewhere if it can. Both numbers indexes
+# keep three digits after punctuation: needles of four characters end in three.
 _TRICKY = 'mZ-"019'
 _TEXT = _TRICKY + " :$é"
 
@@ -405,8 +412,8 @@ def test_needles_an_index_answers_are_found_exactly_where_raw_holds_them(
     folded = [v if match_case else v.lower() for v in chosen]
     assert found == {v: sum(f in raw for raw in raws) for v, f in zip(chosen, folded, strict=True)}
     assert len(chosen) > 80 and sum(1 for n in found.values() if n) > 60
-    if not match_case:  # three digits after punctuation, answered where they are
-        assert sum(1 for v, n in found.items() if n and v[-3:].isdigit()) > 5
+    # Three digits after punctuation, answered where they are.
+    assert sum(1 for v, n in found.items() if n and v[-3:].isdigit()) > 5
     raw_bytes = sum(map(len, raws))
     assert {v: r for v, r in read.items() if r >= raw_bytes / 2} == {}, raw_bytes  # not raw
     store.close()

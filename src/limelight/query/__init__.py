@@ -73,9 +73,9 @@ one does not match, so a missing key matches neither.
   thousands of distinct stretches of text, as ``"status":50`` does in API logs). So
   is a ``matchCase`` needle of two or more ASCII letters, spaces and ``._-/:,=()``
   (``Payment failed``, ``OrderService.process()``, ``user_id=``, ``GET /api/cart``),
-  and, through a second cased index, one with quotes, more punctuation or one or two
-  digits at its end after punctuation (``code ERR-42``, ``"level":"Error``,
-  ``[Retry]``). Any other needle (starting with a digit, a longer number, a number
+  and, through a second cased index, one with quotes, more punctuation or one to
+  three digits at its end after punctuation (``code ERR-42``, ``"level":"Error``,
+  ``HTTP 503``, ``[Retry]``). Any other needle (starting with a digit, a longer number, a number
   right after a letter, other scripts, one of ``$ < > ^ ~``, a backslash or a
   backquote, one character) and a regex read the events' text, but only in the
   blocks of events where the indexes find its parts (its text with the first three

@@ -43,9 +43,9 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   case-sensitively). Only the ten digits are free to spell with (the letters are the
   text's own), so the rest of the punctuation cuts its tokens.
 
-- CASED_NUMBERS (DDL 0023): NUMBERS' cut of ``raw`` with two digits, as 0016 cut it,
-  but as written (letters in their case), where no character is free to spell with
-  (letters are the text's, digits are kept).
+- CASED_NUMBERS (DDL 0025, which replaced 0023's two digits): NUMBERS' cut of ``raw``
+  (three digits) but as written (letters in their case), where no character is free to
+  spell with (letters are the text's, digits are kept).
   So each of NUMBERS' 26 characters becomes three, ``0``, a lowercase letter and ``1``,
   and each kept digit two, ``9`` and the digit. A needle's spelling meets the text only
   where the needle meets ``raw``: a code's letter sits between its ``0`` and ``1``,
@@ -53,10 +53,9 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   code's ``0``); a kept digit comes after its ``9`` and is followed by another kept
   digit or the piece's end, never by a code or a letter, so a needle's code cannot
   start on it, nor a needle's kept digit on a code's ``0``. A ``matchCase`` needle
-  that NUMBERS would answer without case, with at most two digits at its end after a
-  character that is not a letter (``code ERR-42``, ``"level":"Error``), occurs in
-  ``raw`` exactly where its spelling occurs here, inside one token: answered from the
-  dictionary.
+  that NUMBERS would answer without case (``code ERR-42``, ``"level":"Error``,
+  ``HTTP 503``) occurs in ``raw`` exactly where its spelling occurs here, inside one
+  token: answered from the dictionary.
 
 Anything else (a needle starting with digits, longer numbers, other scripts, one
 character, ``matchCase`` with other punctuation, a regex) is tested on ``raw`` itself;
@@ -109,8 +108,8 @@ _NOT_IN_CASED = re.compile(f"[^A-Za-z{re.escape(_CASED_SPELLED)}]+")
 _NUMBERS_SPELLED = "\" !#%&'()*+,-./:;=?@[]_{|}"
 _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 assert len(_NUMBERS_SPELLED) == len(_CAPITALS)
-# The digits each numbers index keeps after a stretch (CASED_NUMBERS keeps 0016's two).
-NUMBERS_DIGITS, CASED_NUMBERS_DIGITS = 3, 2
+# The digits both numbers indexes keep after a stretch.
+NUMBERS_DIGITS = 3
 NUMBERS = (
     "translate(arrayStringConcat(extractAll(lower(raw),"
     f" '[^0-9]*[^0-9a-z][0-9]{{1,{NUMBERS_DIGITS}}}|[^0-9]+'), '\\x01'),"
@@ -122,13 +121,13 @@ _NOT_IN_NUMBERS = re.compile(f"[^a-z{re.escape(_NUMBERS_SPELLED)}]+")
 # A stretch between digits (or the needle's ends), and the digits after it.
 _STRETCH_AND_DIGITS = re.compile("([^0-9]+)([0-9]*)")
 
-# CASED_NUMBERS: 0016's cut of raw (two digits) as written; its kept digits spelled
+# CASED_NUMBERS: NUMBERS' cut of raw as written; its kept digits spelled
 # ``9`` and the digit (first, while they are the text's only digits), then each of
 # NUMBERS' characters as ``0``, a lowercase letter and ``1``.
 _CASED_NUMBERS_CLASS = "".join("\\" + c if c in "[]-" else c for c in _NUMBERS_SPELLED)
 CASED_NUMBERS = (
     "translate(replaceRegexpAll(replaceRegexpAll(arrayStringConcat(extractAll(raw,"
-    f" '[^0-9]*[^0-9A-Za-z][0-9]{{1,{CASED_NUMBERS_DIGITS}}}|[^0-9]+'), '\\x01'),"
+    f" '[^0-9]*[^0-9A-Za-z][0-9]{{1,{NUMBERS_DIGITS}}}|[^0-9]+'), '\\x01'),"
     " '([0-9])', '9\\\\1'),"
     f" {_sql_string('([' + _CASED_NUMBERS_CLASS + '])')}, '0\\\\11'),"
     f" {_sql_string(_NUMBERS_SPELLED)}, {_sql_string(ascii_lowercase[: len(_NUMBERS_SPELLED)])})"
@@ -195,11 +194,10 @@ def _numbers_exact(text: str, cased: bool = False) -> bool:
     stretch = text.rstrip(_DIGITS)
     digits = len(text) - len(stretch)
     outside = _NOT_IN_CASED_NUMBERS if cased else _NOT_IN_NUMBERS
-    kept = CASED_NUMBERS_DIGITS if cased else NUMBERS_DIGITS
     return (
         bool(stretch)
         and not outside.search(stretch)
-        and (digits == 0 or (digits <= kept and stretch[-1] not in ascii_letters))
+        and (digits == 0 or (digits <= NUMBERS_DIGITS and stretch[-1] not in ascii_letters))
     )
 
 

@@ -65,7 +65,7 @@ def test_the_indexes_expressions_are_those_their_ddl_states() -> None:
     assert f"raw_phrases {PHRASES} TYPE" in ddl_text(15)
     assert f"raw_numbers_three {NUMBERS} TYPE" in ddl_text(24)
     assert f"raw_cased {CASED} TYPE" in ddl_text(19)
-    assert f"raw_cased_numbers {CASED_NUMBERS} TYPE" in ddl_text(23)
+    assert f"raw_cased_numbers_three {CASED_NUMBERS} TYPE" in ddl_text(25)
 
 
 def _sql(value: str, **flags: bool) -> str:
@@ -133,6 +133,8 @@ def test_match_case_needles_of_letters_and_common_punctuation_are_answered_by_an
         ("[Retry]", "%0u1Retry0v1%"),
         ("HTTP/1", "%HTTP0o191%"),
         ('"A":1', "%0a1A0a10p191%"),
+        ("ERR-421", "%ERR0m1949291%"),
+        ("HTTP 503", "%HTTP0b1959093%"),
     ],
 )
 def test_match_case_needles_with_numbers_or_quotes_are_answered_by_an_index_alone(
@@ -145,7 +147,7 @@ def test_match_case_needles_with_numbers_or_quotes_are_answered_by_an_index_alon
 
 
 @pytest.mark.parametrize(
-    "value", ["A", "ERR-421", "abc12", "12 items", "a 1 b", "x$1", "Café au lait", "ü 12"]
+    "value", ["A", "ERR-4213", "abc12", "12 items", "a 1 b", "x$1", "Café au lait", "ü 12"]
 )
 def test_other_match_case_needles_are_checked_on_raw(value: str) -> None:
     assert "position(raw, {p" in _sql(value, matchCase=True)
