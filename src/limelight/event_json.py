@@ -32,6 +32,12 @@ _RUN_END = re.compile(rb"[^0]|$")
 _SPACE = b" \t\r\n"
 _INT64_MIN_MAGNITUDE = 2**63
 _UINT64_MAX = 2**64 - 1
+# A longer run is beyond 64 bits without converting it: Python refuses to convert more
+# than 4,300 digits (a ValueError, which answered 500 for "x,<5,000 digits>" in any
+# event's text, and failed every run that read such a stored event), and converting a
+# long run costs time that grows with its square. (A JSON integer itself has at most
+# 309 digits: orjson, which reads every text first, refuses one beyond a double.)
+_MOST_DIGITS = len(str(_UINT64_MAX))
 
 
 def _number_beyond_64_bits(text: bytes, start: int, end: int) -> bool:
@@ -46,6 +52,8 @@ def _number_beyond_64_bits(text: bytes, start: int, end: int) -> bool:
         i -= 1
     if i < 0 or text[i] not in b"[:,":
         return False  # inside a string (or not a value): stored as sent
+    if end - start > _MOST_DIGITS:
+        return True
     value = int(text[start:end])
     return value > (_INT64_MIN_MAGNITUDE if negative else _UINT64_MAX)
 

@@ -15,7 +15,7 @@ import cramjam
 import httpx
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from limelight.api.es_answers import filter_path
@@ -71,6 +71,16 @@ def loki_bodies(draw: st.DrawFn) -> tuple[bytes, bool]:
 
 
 @given(body=loki_bodies(), dataset=st.none() | st.sampled_from(["logs", "x.y"]))
+# Each answered 500 (Python refuses to convert more than 4,300 digits): a time of 5,000
+# digits, and a line with a run of 5,000 digits after a comma.
+@example(
+    body=(b'{"streams":[{"stream":{},"values":[["' + b"9" * 5000 + b'","x"]]}]}', False),
+    dataset=None,
+)
+@example(
+    body=(b'{"streams":[{"stream":{},"values":[["1","x,' + b"1" * 5000 + b'"]]}]}', False),
+    dataset=None,
+)
 def test_any_loki_push_is_stored_or_refused_with_a_client_error(
     store: Any, body: tuple[bytes, bool], dataset: str | None
 ) -> None:
@@ -84,6 +94,11 @@ def test_any_loki_push_is_stored_or_refused_with_a_client_error(
 
 
 @given(body=hec_bodies())
+# Each answered 500: an index nested a thousand levels (the message's repr of it passed
+# the recursion limit), and a run of 5,000 digits after a comma in a string (Python
+# refuses to convert more than 4,300 digits).
+@example(body=b'{"event":"x","index":' + b"[" * 1000 + b"]" * 1000 + b"}")
+@example(body=b'{"event":"x,' + b"1" * 5000 + b'"}')
 def test_any_hec_event_body_is_stored_or_refused_with_splunks_answer(
     store: Any, body: bytes
 ) -> None:

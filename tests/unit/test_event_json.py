@@ -69,6 +69,17 @@ def test_integers_beyond_64_bits_stay_exact() -> None:
         assert json.loads(text)["events"][0]["big"] == 2**70
 
 
+@pytest.mark.parametrize("digits", [21, 4301, 50_000])
+def test_text_with_a_long_run_of_digits_reads_back_as_sent(digits: int) -> None:
+    """A run after ``,`` in a string reads like an integer; past 4,300 digits Python
+    refuses to convert it, which answered 500 at ingest and failed every run that read
+    such an event."""
+    event = {"message": "x," + "1" * digits, "list": [1, "2," + "3" * digits], "f": 5.0}
+    assert to_event(_row(event)) == {**event, **SYSTEM}
+    # The whole float has data_text parse the text, which it writes as an integer.
+    assert json.loads(data_text(_row(event)["raw"].encode())) == {**event, "f": 5}
+
+
 # Whole floats (the marks data_text looks for) among other numbers and strings that hold
 # the marks' characters, so that a batch's texts both hold and lack them.
 _MARKED_VALUES = st.one_of(

@@ -68,12 +68,18 @@ class HecError(BadRequest):
         self.http_status = status
 
 
+_KINDS = {list: "array", dict: "object", int: "number", float: "number", bool: "boolean"}
+
+
 def dataset_of(index: Any, default: str) -> str | Refusal:
     if index is None or index == "" or index == default:
         return default
     if isinstance(index, str) and DATASET_NAME.fullmatch(index):
         return index
-    return Refusal("invalid_index", f"the index {str(index)[:130]!r} is not a dataset name")
+    # Only text is shown: the repr of a list nested a thousand levels (the quick parse
+    # reads 1,024 before any depth is checked) passes Python's recursion limit (a 500).
+    shown = repr(index[:130]) if isinstance(index, str) else f"(a JSON {_KINDS[type(index)]})"
+    return Refusal("invalid_index", f"the index {shown} is not a dataset name")
 
 
 _EPOCH = re.compile(r"[0-9]+(?:\.[0-9]*)?")

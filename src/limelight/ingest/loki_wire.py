@@ -191,9 +191,15 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return value
 
 
+# Past any time an entry may have (unix nanoseconds have 19 digits): a longer string of
+# digits is taken as this, unconverted (Python refuses to convert more than 4,300 digits,
+# which answered 500), and is refused or replaced as any time out of range is.
+_BEYOND_ANY_TIME = 10**30
+
+
 def _nanoseconds(value: Any) -> int:
     if isinstance(value, str) and value.isascii() and value.isdigit():
-        return int(value)
+        return int(value) if len(value) <= 30 else _BEYOND_ANY_TIME
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     raise BadRequest("an entry's time must be unix nanoseconds as a string of digits")

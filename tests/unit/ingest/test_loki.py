@@ -105,3 +105,14 @@ def test_more_entries_than_a_request_may_hold_are_refused() -> None:
     body = {"streams": [{"stream": {}, "values": [["1", "x"]] * 11}]}
     with pytest.raises(BadRequest, match="more than 10 entries"):
         streams_documents(decode_json(orjson.dumps(body)), None, limits(max_events=10))
+
+
+@pytest.mark.parametrize("digits", [40, 5000])
+def test_a_time_of_more_digits_than_any_time_has_is_out_of_range_however_long(
+    digits: int,
+) -> None:
+    """Five thousand digits answered 500: Python refuses to convert more than 4,300."""
+    body = {"streams": [{"stream": {}, "values": [["9" * digits, "a"], ["1", "b"]]}]}
+    found = documents(body)
+    assert len(found) == 2 and isinstance(found[1], Document)
+    assert found[0] == documents({"streams": [{"stream": {}, "values": [["9" * 40, "a"]]}]})[0]
