@@ -19,13 +19,14 @@ import orjson
 
 from limelight.errors import InvalidValue
 from limelight.event_json import has_big_integer, loads_exact
+from limelight.ingest.nesting import STRING
 
 _CUT = re.compile(rb"\}[ \t\r\n]*(?=\{)")
 _SPACE = b" \t\r\n"
 # Pieces tried for one object before the careful way is taken.
 MAX_TRIES = 8
 # A string (its brackets are text), a run of openers, a run of closers.
-_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+')
+_TOKENS = re.compile(STRING + rb"|[\[{]+|[\]}]+", re.DOTALL)
 _QUOTE = ord('"')
 _OPENERS = frozenset(b"[{")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import orjson
@@ -18,6 +19,7 @@ from limelight.ingest.concatenated import (
     _careful,
     concatenated_values,
 )
+from limelight.ingest.nesting import array_elements
 from tests.properties.strategies import events
 
 
@@ -65,12 +67,26 @@ def test_an_object_deeper_than_the_parser_reads_is_too_deep_and_the_others_kept(
         (b'{"a":[}', 0),
         (b'{"a":NaN}', 0),
         (b"\xff", 0),
+        (b'{"a":1}{"b":"open\\"}', 1),  # a string left open, its quote escaped
+        (b'{"a":1}{"b":"open\\', 1),
     ],
 )
 def test_what_is_not_objects_names_the_first_that_is_not(body: bytes, index: int) -> None:
     with pytest.raises(NotConcatenatedJson) as raised:
         concatenated_values(body, 128)
     assert raised.value.index == index
+
+
+def test_a_string_left_open_is_read_once_not_again_at_each_of_its_quotes() -> None:
+    """Tried as a string at each escaped quote, 40,000 of them (80 KB) took 20 s while
+    the server answered nothing else, the time growing with the square of the length:
+    a 6 MB body was hours. Now it is one pass (0.2 s here)."""
+    body = b'{"event":"' + b'\\"' * 3_000_000
+    started = time.perf_counter()
+    with pytest.raises(NotConcatenatedJson):
+        concatenated_values(body, 128)
+    assert array_elements(b'["' + body) is None
+    assert time.perf_counter() - started < 10
 
 
 @settings(max_examples=50)
