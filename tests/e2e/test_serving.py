@@ -145,6 +145,16 @@ def test_the_access_log_says_who_sent_what_and_never_a_key(server: LiveServer) -
     assert tenant.ingest_key not in log and tenant.admin_key not in log and wrong not in log
 
 
+def test_a_line_break_in_a_path_is_written_escaped_not_as_a_line_of_its_own(
+    server: LiveServer,
+) -> None:
+    marker = uuid.uuid4().hex[:8]
+    answer = web.post(f"{server.url}/events/v1/a%0d%0aFAKE-{marker}%00", json=[{}])
+    assert answer.status_code == 404  # no dataset has such a name
+    [line] = _access_lines(server, f"FAKE-{marker}", 1)
+    assert f"POST /events/v1/a\\x0d\\x0aFAKE-{marker}\\x00 404 " in line
+
+
 def test_the_access_log_can_be_turned_off_and_written_as_json(tmp_path: Path) -> None:
     quiet = launch(tmp_path / "quiet", {"LIMELIGHT_ACCESS_LOG": "false"})
     structured = launch(tmp_path / "json", {"LIMELIGHT_LOG_FORMAT": "json"})

@@ -11,6 +11,7 @@ the reason it was refused (``web/access.py``); never a key or a body.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Mapping
 from http import HTTPStatus
@@ -102,7 +103,7 @@ class Observe:
         log.info(
             "%s %s %s %.1fms %dB tenant=%s client=%s%s",
             method,
-            fields["path"],
+            _CONTROL.sub(_escaped, fields["path"]),
             status,
             fields["duration_ms"],
             sent,
@@ -111,6 +112,15 @@ class Observe:
             refused,
             extra=fields,
         )
+
+
+# A path is decoded from its %-escapes: `%0d%0a` in one wrote a line of the client's own
+# text into the log as if the server had. Control characters are written escaped.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return f"\\x{ord(found.group()):02x}"
 
 
 def _phrase(status: int) -> str:
