@@ -10,6 +10,7 @@ Whole events are JSON text already (``orjson.Fragment``, see
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,9 +68,18 @@ def _edges(sign: int, index: int, width: int) -> tuple[float, float]:
     """(min, max) of the value bucket ``index`` of ``width`` fine buckets, by sign."""
     if sign == 0:
         return 0.0, 0.0
-    low = 2.0 ** (index * width / HEATMAP_PER_DOUBLING)
-    high = 2.0 ** ((index + 1) * width / HEATMAP_PER_DOUBLING)
+    low = _power_of_two(index * width / HEATMAP_PER_DOUBLING)
+    high = _power_of_two((index + 1) * width / HEATMAP_PER_DOUBLING)
     return (low, high) if sign > 0 else (-high, -low)
+
+
+def _power_of_two(exponent: float) -> float:
+    """2 to ``exponent``; the largest double where that is past the doubles: the top edge
+    of the bucket of the largest values is 2**1024, whose OverflowError failed the run."""
+    return 2.0**exponent if exponent < _FLOAT_EXPONENTS else sys.float_info.max
+
+
+_FLOAT_EXPONENTS = sys.float_info.max_exp  # 1024: 2**1024 is past the largest double
 
 
 def heatmap_buckets(rows: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:

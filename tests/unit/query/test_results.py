@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import Any
 
 import orjson
+import pytest
 
+from limelight.query.calculations_plan import HEATMAP_PER_DOUBLING
 from limelight.query.compile import RunOptions, Timeframe, compile_run
 from limelight.query.results import events_rows, heatmap_buckets, lookup, newest_page, shape
 from limelight.query.spec import validate_fields
@@ -191,3 +195,13 @@ def test_heatmap_buckets_join_neighbours_until_the_range_fits_and_keep_one_set_o
         {"min": 0.0, "max": 0.0, "count": 5},
         {"min": 1.0, "max": 2.0**0.5, "count": 2},
     ]
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_heatmap_bucket_of_the_largest_doubles_ends_at_the_largest_double(sign: int) -> None:
+    """Its top edge, 2**1024, is past the doubles: an OverflowError failed the run."""
+    index = math.floor(math.log2(1.7e308) * HEATMAP_PER_DOUBLING)  # the last below 2**1024
+    [bucket] = heatmap_buckets([{"_time": 0, "_sign": sign, "_bucket": index, "_count": 3}])[0]
+    edges = (2.0 ** (index / HEATMAP_PER_DOUBLING), sys.float_info.max)
+    assert (bucket["min"], bucket["max"]) == (edges if sign > 0 else (-edges[1], -edges[0]))
+    assert bucket["count"] == 3
