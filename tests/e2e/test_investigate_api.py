@@ -112,6 +112,11 @@ def test_the_values_api_answers_as_the_queries_api_does(
     assert _fields(values(server, admin, "api", "a..b")) == ["key"]
     assert _fields(values(server, admin, "api", "status", filters="[{")) == ["filters"]
     assert _fields(values(server, admin, "api", "status", filters='{"key": 1}')) == ["filters"]
+    # Were a 500 (the standard library's parser passed the recursion limit) and a 503 (a
+    # lone surrogate the engine failed to bind).
+    assert _fields(values(server, admin, "api", "status", filters="[" * 3000)) == ["filters"]
+    surrogate = '[{"key": "status", "operation": "=", "value": "\\ud800"}]'
+    assert _fields(values(server, admin, "api", "status", filters=surrogate)) == ["filters"]
     bad_op = json.dumps([{"key": "status", "operation": "~", "value": 1}])
     assert _fields(values(server, admin, "api", "status", filters=bad_op)) == [
         "filters[0].operation"
