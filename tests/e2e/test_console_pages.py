@@ -472,3 +472,33 @@ def test_a_new_secret_is_shown_once_and_only_to_the_session_that_made_it(
     finally:
         same_user.close()
         m.browser.close()
+
+
+def test_numbers_no_page_can_read_are_a_400_or_ignored_never_a_500(member: Member) -> None:
+    """``²`` passes ``str.isdigit`` and ``int`` refuses it, as it refuses more than
+    4,300 digits, and inf and nan have no integer: each answered 500."""
+    base, event = member.base, member.event
+    squared, long = "\u00b2", "9" * 5000
+    refused = [
+        member.get(f"{base}/events", **{"from": squared, "to": "\u00b3"}),
+        member.get(f"{base}/events", **{"from": long, "to": long}),
+        member.get(f"{base}/query", nt="dataset", nv="orders", limit=squared),
+    ]
+    assert [r.status_code for r in refused] == [400, 400, 400]
+    assert "unix milliseconds" in refused[0].text and "limit" in refused[2].text
+    ignored = [
+        member.get(f"{base}/events", ds="orders", offset=squared),
+        member.get(f"{base}/events", ds="orders", offset=long),
+        member.get(f"{base}/events/orders/{event['_id']}", t=squared),
+        member.get(f"{base}/traces/{'ab' * 16}", t=squared),
+    ]
+    assert [r.status_code for r in ignored] == [200, 200, 200, 200]
+    headers = {"X-CSRF-Token": member.csrf, "Accept": "application/json"}
+    for region in ("sf=inf&st=1", "sf=nan&st=1", "sf=1e300&st=1e300"):
+        answer = member.browser.client.post(
+            f"{base}/query/bubble_up",
+            content=f"nt=dataset&nv=orders&range=1h&sk=duration&smin=0&smax=9&{region}",
+            headers=headers,
+        )
+        assert answer.status_code == 400, region
+        assert answer.json()["errors"][0]["field"] in ("selection.from", "selection.to")

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from limelight import boards, saved_queries
+from limelight.console.numbers import ascii_whole
 from limelight.console.render import query_string, render, see_other
 from limelight.console.route import console_router
 from limelight.console.running import Outcome, outcomes, start
@@ -176,7 +177,8 @@ async def delete_board(request: Request, here: Here, board_id: str) -> Response:
 
 def _width(text: str) -> object:
     """The width typed, as a number when it is one (else as typed: the error names it)."""
-    return int(text) if text.strip().isdigit() else text
+    number = ascii_whole(text, 6)
+    return text if number is None else number
 
 
 @router.post("/env/{environment_id}/board_panels")

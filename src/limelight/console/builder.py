@@ -8,6 +8,7 @@ through ``saved_queries``, as the Queries API does.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -168,10 +169,13 @@ def _region(single: dict[str, str]) -> dict[str, Any]:
         try:
             number = float(single.get(field, ""))
         except ValueError:
+            number = math.nan
+        # inf and nan, and a time past 64 bits, answered 500 (int() of them; orjson).
+        if not math.isfinite(number) or (name in ("from", "to") and abs(number) >= 2**63):
             raise BadRequest(
                 "the selected region is not valid",
                 errors=[{"field": f"selection.{name}", "message": "must be a number"}],
-            ) from None
+            )
         region[name] = int(number) if name in ("from", "to") else number
     return region
 

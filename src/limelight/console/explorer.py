@@ -28,6 +28,7 @@ from limelight.console.field_actions import (
     flatten,
     level_key_of,
 )
+from limelight.console.numbers import ascii_whole
 from limelight.console.query_form import (
     LIST_OPERATIONS,
     NO_VALUE_OPERATIONS,
@@ -91,7 +92,7 @@ class Search:
             check_dataset(dataset)
         columns = [c.strip() for c in single.get("cols", "").split(",") if c.strip()]
         offset_text = single.get("offset", "0")
-        offset = int(offset_text) if offset_text.isdigit() else 0
+        offset = ascii_whole(offset_text, 16) or 0
         open_key = single.get("open", "").strip() or None
         if open_key is not None and valid_key(open_key):
             open_key = None  # not a key: nothing to open
@@ -378,9 +379,9 @@ async def event_detail(request: Request, here: Here, dataset: str, event_id: str
     rt = runtime_of(request)
     check_dataset(dataset)
     came_from = Search.of(request)
-    t = request.query_params.get("t", "")
-    if t.isdigit() and len(t) < 16:
-        window = Window(Timeframe(int(t), int(t) + 1))
+    t = ascii_whole(request.query_params.get("t", ""), 15)
+    if t is not None:
+        window = Window(Timeframe(t, t + 1))
     else:
         end = now_ms() + 1  # the longest timeframe a run may have, up to now
         window = Window(Timeframe(end - rt.runs.limits.max_timeframe_ms, end))

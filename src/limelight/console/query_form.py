@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from limelight.console.numbers import ascii_whole
 from limelight.query.calculations import CALCULATIONS, value_name
 from limelight.query.operators import OPERATORS
 
@@ -115,7 +116,8 @@ def fields_from_params(pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
             "matchCase": single.get("qc") == "1",
         }
     if limit := single.get("limit", "").strip():
-        fields["limit"] = int(limit) if limit.isdigit() and len(limit) < 7 else limit
+        number = ascii_whole(limit, 6)
+        fields["limit"] = limit if number is None else number
     return fields
 
 

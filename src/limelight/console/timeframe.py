@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from limelight.console.numbers import ascii_whole
 from limelight.errors import BadRequest
 from limelight.times import DAY_MS, HOUR_MS, MINUTE_MS, Timeframe
 
@@ -60,13 +61,13 @@ def now_ms() -> int:
 
 
 def _ms(params: Mapping[str, str], name: str) -> int:
-    text = params.get(name, "").strip()
-    if not text.isdigit() or len(text) > 16:
+    value = ascii_whole(params.get(name, ""), 16)
+    if value is None:
         raise BadRequest(
             f"the timeframe's '{name}' must be a time in unix milliseconds",
             errors=[{"field": name, "message": "a time in unix milliseconds"}],
         )
-    return int(text)
+    return value
 
 
 def window_of(params: Mapping[str, str], default: str = "1h", now: int | None = None) -> Window:

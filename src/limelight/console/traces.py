@@ -22,6 +22,7 @@ from starlette.responses import Response
 
 from limelight.console.datasets import known_keys
 from limelight.console.event_lines import EventLine, as_trace_id, event_line
+from limelight.console.numbers import ascii_whole
 from limelight.console.query_form import NO_VALUE_OPERATIONS, OPERATIONS, format_value
 from limelight.console.render import query_string, render, see_other
 from limelight.console.route import console_router
@@ -221,9 +222,9 @@ async def trace_page(request: Request, here: Here, trace_id: str) -> Response:
     tid = as_trace_id(trace_id)
     if tid is None:
         raise BadRequest("a trace id is 32 hexadecimal characters")
-    t = request.query_params.get("t", "")
-    if t.isdigit() and len(t) < 16:
-        window = Window(Timeframe(int(t) - AROUND_MS, int(t) + AROUND_MS))
+    t = ascii_whole(request.query_params.get("t", ""), 15)
+    if t is not None:
+        window = Window(Timeframe(t - AROUND_MS, t + AROUND_MS))
     else:
         window = window_of(request.query_params, default="7d")
     fields = validate_fields(
