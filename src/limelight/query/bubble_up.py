@@ -291,8 +291,13 @@ def sides_of(row: Mapping[str, Any] | None) -> Sides:
 
 
 def total_variation(counts: Sequence[tuple[int, int]], sides: tuple[int, int]) -> float:
-    """Half the sum of |selection share - baseline share| over the values' counts."""
-    selection, baseline = max(sides[0], 1), max(sides[1], 1)
+    """Half the sum of |selection share - baseline share| over the values' counts.
+
+    A share is of a side's events, or of its values where they are more: an event holds
+    one value of a key, but each element of an array, so an array key's shares summed
+    past 1 and its score reached 1.5."""
+    selection = max(sides[0], sum(s for s, _ in counts), 1)
+    baseline = max(sides[1], sum(b for _, b in counts), 1)
     return sum(abs(s / selection - b / baseline) for s, b in counts) / 2
 
 

@@ -42,6 +42,13 @@ def test_the_score_is_half_the_sum_of_the_share_differences() -> None:
     assert total_variation([(10, 0), (0, 100)], (10, 100)) == 1
 
 
+def test_an_array_keys_score_is_between_its_values_shares_at_most_1() -> None:
+    # 10 events a side, each holding a two-element array: 20 values a side, none shared.
+    assert total_variation([(10, 0), (10, 0), (0, 10), (0, 10)], (10, 10)) == 1
+    # The same values on both sides, in the same proportions: nothing sets them apart.
+    assert total_variation([(10, 20), (10, 20)], (10, 20)) == 0
+
+
 def _plan(keys: tuple[str, ...], sides: Sides | None = None) -> BubbleUpPlan:
     # The answer is shaped from the rows alone: any statement of the tenant will do.
     scope, params = Scope("ws", "env"), Params()
