@@ -54,6 +54,7 @@ one does not match, so a missing key matches neither.
 
 - A comma-separated string is trimmed and split; a part that reads as a number
   also matches as that number (``"200, ok"`` matches ``200``, ``"200"`` and ``"ok"``).
+  IN and NOT_IN take at most 30,000 values.
 - A value ``{key, type}`` compares with another key of the same event, both
   read as ``type`` (default ``string``); not for IN / NOT_IN.
 - ``filter_combination`` ``AND`` (default) or ``OR`` joins the filters.
