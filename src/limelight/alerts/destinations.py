@@ -29,6 +29,8 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
+import httpx
+
 from limelight.errors import InvalidValue
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -148,6 +150,10 @@ class DestinationPolicy:
                 raise RefusedDestination(
                     "the host name is not valid (an empty label, or one over 63 characters)"
                 ) from None
+        try:  # the sender's parser: it refuses what urlsplit takes (control characters)
+            httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise RefusedDestination(f"not a valid URL: {exc}") from None
         return parts
 
     def resolve(self, url: str) -> tuple[SplitResult, Address]:
