@@ -259,7 +259,7 @@ def test_bad_alerts_get_400_naming_each_field(alerting_server: LiveServer) -> No
             "destinations": [
                 {"type": "webhook", "url": "http://169.254.169.254/latest"},
                 {"type": "pager", "url": "x"},
-                {"type": "email", "to": ["not-an-address"]},
+                {"type": "email", "to": ["not-an-address", "a@=?utf-8?q?b.c=0D=0ABcc:=20x?=.c"]},
             ],
         },
     )
@@ -275,7 +275,7 @@ def test_bad_alerts_get_400_naming_each_field(alerting_server: LiveServer) -> No
             "window": "8d",
             "destinations": [
                 {"type": "webhook", "url": "http://169.254.169.254/latest"},
-                {"type": "email", "to": ["not-an-address"]},
+                {"type": "email", "to": ["not-an-address", "a@=?utf-8?q?b.c=0D=0ABcc:=20x?=.c"]},
             ],
         },
     )
@@ -287,6 +287,7 @@ def test_bad_alerts_get_400_naming_each_field(alerting_server: LiveServer) -> No
         "link-local or reserved range; the operator can allow it with "
         "LIMELIGHT_DESTINATION_ALLOW_NETWORKS",
         "destinations[1].to[0]": "not an email address",
+        "destinations[1].to[1]": "not an email address",  # an encoded word: Bcc injected
     }
     missing = api.post("/v1/alerts", {"threshold": {"operation": ">", "value": 1}})
     assert {e["field"] for e in missing.json()["errors"]} == {"name", "query_id"}

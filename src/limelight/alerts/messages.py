@@ -117,9 +117,14 @@ def slack_json(facts: CheckFacts) -> dict[str, Any]:
 
 def email_message(facts: CheckFacts, sender: str, recipients: Sequence[str]) -> EmailMessage:
     msg = EmailMessage()
-    # One line: a header may not hold a line break (an alert's name may).
-    msg["Subject"] = " ".join(f"{facts.headline()}: {facts.condition()}".split())
+    # One line: a header may not hold a line break (an alert's name may). Nor an encoded
+    # word (=?utf-8?q?...?=), which the header's parser decodes: `=0D=0A` in an alert's
+    # name wrote a header of the name's own (Reply-To) into the message.
+    subject = " ".join(f"{facts.headline()}: {facts.condition()}".split())
+    msg["Subject"] = subject.replace("=?", "= ?")
     msg["From"] = sender
+    if any("=?" in address for address in recipients):  # saved before they were refused
+        raise ValueError("an address holds an encoded word (=?...?=)")
     msg["To"] = ", ".join(recipients)
     when = datetime.fromtimestamp(facts.time_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     lines = [

@@ -241,7 +241,11 @@ class Notifier:
         if not smtp.host:
             delivery.error = "email is not set up on this server (LIMELIGHT_SMTP_HOST)"
             return delivery
-        message = email_message(facts, smtp.sender, recipients)
+        try:
+            message = email_message(facts, smtp.sender, recipients)
+        except ValueError as exc:  # an address the message cannot hold: none is sent
+            delivery.error = f"not sent: {exc}"
+            return delivery
         for attempt in range(TRIES):
             delivery.tries = attempt + 1
             try:  # the operator's own SMTP server, with smtplib's timeout on each step

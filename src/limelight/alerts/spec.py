@@ -128,7 +128,9 @@ def _destination_errors(
     for i, dest in enumerate(destinations or []):
         if isinstance(dest, EmailDestination):
             for j, address in enumerate(dest.to):
-                if not _EMAIL.fullmatch(address):
+                # An encoded word (=?utf-8?q?...?=) is decoded by the message's parser:
+                # `=0D=0A` in one wrote headers of the address's own (Bcc) into the mail.
+                if not _EMAIL.fullmatch(address) or "=?" in address:
                     errors.append(
                         {"field": f"destinations[{i}].to[{j}]", "message": "not an email address"}
                     )

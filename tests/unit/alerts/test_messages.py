@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from limelight.alerts.check import Notification
 from limelight.alerts.messages import CheckFacts, email_message, slack_json
 
@@ -24,6 +26,24 @@ def test_an_email_subject_is_one_line_whatever_the_name() -> None:
         mail["Subject"] == "[FIRING] slow Bcc: someone@example.com: COUNT > 5 over the last 5 min"
     )
     assert mail["Bcc"] is None
+
+
+def test_an_encoded_word_in_a_name_is_written_as_text_not_decoded_into_headers() -> None:
+    """The header's parser decodes =?charset?q?...?=: `=0D=0A` in a name wrote a
+    Reply-To of the name's own into the mail."""
+    name = "=?utf-8?q?x=0D=0AReply-To:=20evil=40e.vil?="
+    mail = email_message(_facts(name), "a@b.c", ["o@b.c"])
+    assert mail["Subject"] == (
+        "[FIRING] = ?utf-8?q?x=0D=0AReply-To:=20evil=40e.vil?=: COUNT > 5 over the last 5 min"
+    )
+    assert mail["Reply-To"] is None and "Reply-To: evil" not in mail.as_string()
+
+
+def test_an_address_with_an_encoded_word_is_no_recipient() -> None:
+    """Refused when saved; one stored before is not sent (it wrote a Bcc of its own)."""
+    address = "a@=?utf-8?q?b.c=0D=0ABcc:=20x=40y.z?=.c"
+    with pytest.raises(ValueError, match="encoded word"):
+        email_message(_facts(), "a@b.c", [address])
 
 
 def _strings(value: Any) -> list[str]:
