@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session, sessionmaker
 
-from limelight.errors import LimelightError
+from limelight.errors import BadRequest, LimelightError
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -128,7 +129,11 @@ class MetaDB:
 
         ``immediate`` takes SQLite's write lock up front (PostgreSQL ignores it).
         """
-        with self._sessions(bind=self._immediate if immediate else self.engine) as s, s.begin():
+        with (
+            _refusing_nul(),
+            self._sessions(bind=self._immediate if immediate else self.engine) as s,
+            s.begin(),
+        ):
             yield s
 
     @contextmanager
@@ -137,7 +142,7 @@ class MetaDB:
         of every request or run (the API-key lookup, a run's record), where a session's
         unit of work costs more than the statement (0.36 ms against 0.10 ms for the
         key lookup on SQLite)."""
-        with (self._immediate if immediate else self.engine).begin() as c:
+        with _refusing_nul(), (self._immediate if immediate else self.engine).begin() as c:
             yield c
 
     @contextmanager
@@ -251,3 +256,16 @@ def _file_bytes(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:  # no write-ahead log yet, or none left after the last close
         return 0
+
+
+@contextmanager
+def _refusing_nul() -> Iterator[None]:
+    """PostgreSQL's text cannot hold U+0000, which SQLite's can: a value holding it (a
+    board's name, an id in an address, an OAuth client id) is the request's fault, and
+    answered 500 in server mode. Refused as such, whichever statement met it."""
+    try:
+        yield
+    except DataError as exc:
+        if "NUL" not in str(exc.orig):
+            raise
+        raise BadRequest("text may not contain the character U+0000") from None
