@@ -66,9 +66,21 @@ class _Model(pydantic.BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _a_double(value: float) -> float:
+    """An integer a double cannot hold (from a resources file: YAML's are unbounded) is
+    refused here; ``float()`` of it raised OverflowError, a traceback."""
+    try:
+        float(value)
+    except OverflowError:
+        raise ValueError("must be at most about 1.8e308 either way") from None
+    return value
+
+
 class Threshold(_Model):
     operation: Operation
-    value: StrictInt | Annotated[StrictFloat, Field(allow_inf_nan=False)]
+    value: Annotated[
+        StrictInt | Annotated[StrictFloat, Field(allow_inf_nan=False)], AfterValidator(_a_double)
+    ]
 
 
 class WebhookDestination(_Model):

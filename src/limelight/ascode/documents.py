@@ -86,7 +86,9 @@ class _Builder:
             for key_node, value_node in node.value:
                 key = self.loader.construct_object(key_node, deep=True)
                 if not isinstance(key, str):
-                    raise self.refuse(key_node, f"a key must be text, not {key!r}")
+                    # Named by its kind: the repr of a key of nested aliases expands each
+                    # of them (600 bytes of YAML took 30 s and 2.9 GB).
+                    raise self.refuse(key_node, f"a key must be text, not {_kind(key)}")
                 if key in out:
                     raise FolderRefused(
                         [
@@ -107,6 +109,11 @@ class _Builder:
         return self.loader.construct_object(node, deep=True)
 
 
+def _kind(value: Any) -> str:
+    kinds = {list: "a list", dict: "a mapping", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+
+
 def _yaml_problem(name: str, exc: yaml.MarkedYAMLError) -> Problem:
     mark = exc.problem_mark or exc.context_mark
     message = f"not valid YAML: {exc.problem}"
@@ -123,6 +130,10 @@ def parse(name: str, text: str) -> Document:
             node = loader.get_single_node()
         except yaml.MarkedYAMLError as exc:
             raise FolderRefused([_yaml_problem(name, exc)]) from None
+        except RecursionError:  # the composer recurses: 600 levels passed Python's limit
+            raise FolderRefused(
+                [Problem(name, 1, "", f"nested more than {MAX_DEPTH} levels deep")]
+            ) from None
         if node is None:
             return Document(name, {}, {(): 1})
         builder = _Builder(name, loader)

@@ -57,6 +57,16 @@ def test_yaml_that_would_expand_without_bound_is_refused() -> None:
     assert "nested more than 64" in refused("a: &a [*a]\n")
 
 
+def test_a_key_of_nested_aliases_and_yaml_too_deep_to_compose_are_refused_at_once() -> None:
+    """The key's repr expanded every alias (600 bytes: 30 s and 2.9 GB); the composer
+    recursed past Python's limit on 600 levels (a traceback)."""
+    key = "[&k0 [x, x, x, x, x, x, x, x, x, x]"
+    for i in range(1, 8):
+        key += f", &k{i} [" + ", ".join([f"*k{i - 1}"] * 10) + "]"
+    assert "a key must be text, not a list" in refused(f"queries:\n  ? {key}]\n  : 1\n")
+    assert "nested more than 64" in refused("queries:\n  q: " + "[" * 600 + "]" * 600 + "\n")
+
+
 def test_a_key_declared_twice_is_refused_naming_both_lines() -> None:
     assert refused("queries:\n  a: {}\n  a: {}\n") == (
         "f.yml:3: a: declared twice in one mapping (first on line 2)"
@@ -107,3 +117,10 @@ def test_a_sparkline_is_drawn_from_zero_and_merges_neighbours_to_fit() -> None:
     assert sparkline([3, 3], 10) == "██"
     assert sparkline([0, 0], 10) == "▅▅"
     assert sparkline([1, 9, 2, 2], 2) == "█▃"
+
+
+def test_a_threshold_no_double_holds_is_refused_not_a_traceback() -> None:
+    """YAML's integers are unbounded: float() of 1e400 written out raised OverflowError."""
+    with pytest.raises(ValueError, match="at most about 1.8e308"):
+        Threshold.model_validate({"operation": ">", "value": 10**400})
+    assert Threshold.model_validate({"operation": ">", "value": 10**300}).value == 10**300
