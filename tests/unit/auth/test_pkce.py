@@ -23,3 +23,7 @@ def test_challenge_shape() -> None:
     assert valid_challenge(CHALLENGE)
     assert not valid_challenge("plain")
     assert not valid_challenge(CHALLENGE + "=")
+    # `$` matched before a final line break: the consent page was shown for a challenge
+    # no verifier could ever match.
+    assert not valid_challenge(CHALLENGE + "\n")
+    assert not verifier_matches(VERIFIER + "\n", s256(VERIFIER + "\n"))

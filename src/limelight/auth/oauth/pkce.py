@@ -7,12 +7,14 @@ import hashlib
 import hmac
 import re
 
-# 43 to 128 characters of the unreserved set (RFC 7636 4.1 and 4.2).
-_SHAPE = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
+# 43 to 128 characters of the unreserved set (RFC 7636 4.1 and 4.2), matched whole: `$`
+# also matches before a final line break, so a challenge ending in one was taken and no
+# verifier could ever match it.
+_SHAPE = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
 
 
 def valid_challenge(challenge: str) -> bool:
-    return bool(_SHAPE.match(challenge))
+    return bool(_SHAPE.fullmatch(challenge))
 
 
 def s256(verifier: str) -> str:
@@ -21,6 +23,6 @@ def s256(verifier: str) -> str:
 
 
 def verifier_matches(verifier: str, challenge: str) -> bool:
-    if not _SHAPE.match(verifier):
+    if not _SHAPE.fullmatch(verifier):
         return False
     return hmac.compare_digest(s256(verifier), challenge)
