@@ -95,6 +95,9 @@ def _documents(root: Path) -> tuple[Format, list[documents.Document]]:
     return ("limelight" if index is None else "baselime"), docs
 
 
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
 def _declared(fmt: Format, docs: list[documents.Document]) -> dict[tuple[Kind, str], Resource]:
     problems: list[Problem] = []
     out: dict[tuple[Kind, str], Resource] = {}
@@ -105,6 +108,12 @@ def _declared(fmt: Format, docs: list[documents.Document]) -> dict[tuple[Kind, s
             problems += exc.problems
             continue
         for res in found:
+            if not _ID.fullmatch(res.id):  # what the server takes as a managed id
+                # The schema's patterns end in `$`, which also matches before a final
+                # line break: an id ending in one passed the plan and stopped the apply
+                # half-way, where the server refused it.
+                problems.append(res.problem((), "an id is 1 to 128 letters, digits, - or _"))
+                continue
             first = out.get((res.kind, res.id))
             if first is not None:
                 problems.append(

@@ -124,3 +124,16 @@ def test_a_threshold_no_double_holds_is_refused_not_a_traceback() -> None:
     with pytest.raises(ValueError, match="at most about 1.8e308"):
         Threshold.model_validate({"operation": ">", "value": 10**400})
     assert Threshold.model_validate({"operation": ">", "value": 10**300}).value == 10**300
+
+
+def test_an_id_ending_in_a_line_break_is_refused_by_the_plan(tmp_path: Path) -> None:
+    """The schema's `$` matched before it: the plan passed and the apply stopped half-way
+    when the server refused the id."""
+    (tmp_path / "queries.yml").write_text(
+        "queries:\n  ok:\n    calculations: [{operator: COUNT}]\n"
+        '  "bad\\n":\n    calculations: [{operator: COUNT}]\n'
+    )
+    with pytest.raises(FolderRefused) as caught:
+        read_folder(tmp_path)
+    [problem] = caught.value.problems
+    assert problem.message == "an id is 1 to 128 letters, digits, - or _"
