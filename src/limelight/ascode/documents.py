@@ -148,6 +148,11 @@ def parse(name: str, text: str) -> Document:
 
 def read(path: FilePath, name: str) -> Document:
     """The file at ``path``, named ``name`` in errors."""
+    return parse(name, read_text(path, name))
+
+
+def read_text(path: FilePath, name: str) -> str:
+    """The text of the file at ``path``, at most ``MAX_FILE_BYTES``."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -157,4 +162,4 @@ def read(path: FilePath, name: str) -> Document:
         raise FolderRefused([Problem(name, 1, "", "not UTF-8 text")]) from None
     except OSError as exc:
         raise FolderRefused([Problem(name, 1, "", f"cannot be read: {exc.strerror}")]) from None
-    return parse(name, text)
+    return text

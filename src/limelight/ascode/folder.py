@@ -84,7 +84,7 @@ def _documents(root: Path) -> tuple[Format, list[documents.Document]]:
             if index is None:
                 docs.append(documents.read(path, str(path)))
             else:
-                text = baselime.render(str(path), path.read_text(encoding="utf-8"), values)
+                text = baselime.render(str(path), documents.read_text(path, str(path)), values)
                 docs.append(documents.parse(str(path), text))
         except FolderRefused as exc:
             problems += exc.problems
