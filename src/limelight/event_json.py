@@ -58,6 +58,16 @@ def _number_beyond_64_bits(text: bytes, start: int, end: int) -> bool:
     return value > (_INT64_MIN_MAGNITUDE if negative else _UINT64_MAX)
 
 
+_KINDS = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+
+
+def json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words: named in a refusal where the value
+    itself cannot be shown (the repr of one nested a thousand levels passes Python's
+    recursion limit)."""
+    return _KINDS.get(type(value), "null" if value is None else "a number")
+
+
 def has_big_integer(text: bytes) -> bool:
     """Whether the JSON text may hold an integer that orjson would turn into a float.
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from limelight.errors import BadRequest
-from limelight.event_json import has_big_integer
+from limelight.event_json import has_big_integer, json_kind
 from limelight.ingest.batch import IngestLimits
 from limelight.ingest.concatenated import NotConcatenatedJson, TooDeep, concatenated_values
 from limelight.ingest.documents import (
@@ -68,9 +68,6 @@ class HecError(BadRequest):
         self.http_status = status
 
 
-_KINDS = {list: "array", dict: "object", int: "number", float: "number", bool: "boolean"}
-
-
 def dataset_of(index: Any, default: str) -> str | Refusal:
     if index is None or index == "" or index == default:
         return default
@@ -78,7 +75,7 @@ def dataset_of(index: Any, default: str) -> str | Refusal:
         return index
     # Only text is shown: the repr of a list nested a thousand levels (the quick parse
     # reads 1,024 before any depth is checked) passes Python's recursion limit (a 500).
-    shown = repr(index[:130]) if isinstance(index, str) else f"(a JSON {_KINDS[type(index)]})"
+    shown = repr(index[:130]) if isinstance(index, str) else f"({json_kind(index)})"
     return Refusal("invalid_index", f"the index {shown} is not a dataset name")
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from limelight.ingest.documents import Document
-from limelight.ingest.hec import raw_documents
+from limelight.ingest.documents import Document, Refusal
+from limelight.ingest.hec import dataset_of, raw_documents
 
 from .limits import limits
 
@@ -48,3 +48,14 @@ def test_a_json_line_holding_a_separator_raw_stays_one_object(separator: str) ->
     line = orjson.dumps({"msg": f"a{separator}b"}).decode()
     assert separator in line
     assert events(f"{line}\n".encode()) == [{"msg": f"a{separator}b", "host": "h1"}]
+
+
+def test_an_index_that_is_not_text_is_named_by_its_kind() -> None:
+    """Its repr, nested a thousand levels, passed Python's recursion limit (a 500)."""
+    deep: list[object] = []
+    for _ in range(1000):
+        deep = [deep]
+    refusal = dataset_of(deep, "logs")
+    assert isinstance(refusal, Refusal)
+    assert refusal.reason == "the index (an array) is not a dataset name"
+    assert dataset_of("logs.app", "main") == "logs.app"

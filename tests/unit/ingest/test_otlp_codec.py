@@ -294,7 +294,7 @@ def test_a_bytes_value_that_is_not_base64_is_a_bad_request(value: object) -> Non
         decode_request(TRACES, _one_span(attributes=attributes), Encoding.JSON)
 
 
-@pytest.mark.parametrize(("value", "shown"), [(["QQ=="], "a JSON array"), ({}, "a JSON object")])
+@pytest.mark.parametrize(("value", "shown"), [(["QQ=="], "an array"), ({}, "an object")])
 def test_a_bytes_value_that_is_a_container_is_named_for_its_kind(value: object, shown: str) -> None:
     attributes = [{"key": "k", "value": {"bytesValue": value}}]
     with pytest.raises(BadRequest) as refused:

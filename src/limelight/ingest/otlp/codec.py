@@ -20,6 +20,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 
 from limelight.errors import BadRequest
+from limelight.event_json import json_kind
 from limelight.ingest.otlp.signals import Signal
 
 ID_FIELDS = frozenset(
@@ -129,10 +130,9 @@ def _fix_ids(doc: dict[str, Any]) -> None:
                     ):
                         # json_format skips characters outside the alphabet: "!!!!" would
                         # be stored as empty bytes.
+                        shown = json_kind(value) if isinstance(value, dict | list) else None
                         not_bytes = f"an attribute's {key} is not base64: " + (
-                            f"a JSON {'object' if isinstance(value, dict) else 'array'}"
-                            if isinstance(value, dict | list)
-                            else repr(str(value)[:100])
+                            shown or repr(str(value)[:100])
                         )
                     if isinstance(value, dict | list):
                         below.append(value)
