@@ -550,7 +550,7 @@ def test_a4_consent_page_headers_csrf_and_303(server: LiveServer, one: Installed
     stranger = Browser(server)
     stranger.login(*new_user(server, None))
     foreign = next(f for f in post_forms(stranger.client.get("/").text, "/logout"))
-    for csrf in ("", "0" * 64, foreign.value("csrf")):
+    for csrf in ("", "0" * 64, "é" * 64, foreign.value("csrf")):
         refused = one.browser.decide(page, csrf=csrf)
         assert refused.status_code == 403
         assert "location" not in refused.headers

@@ -142,7 +142,8 @@ class Sessions:
         return hmac.new(self._key, binding.encode(), hashlib.sha256).hexdigest()
 
     def csrf_ok(self, binding: str | None, token: str | None) -> bool:
-        if not binding or not token:
+        # compare_digest refuses str past ASCII with a TypeError; a token is hex digits.
+        if not binding or not token or not token.isascii():
             return False
         return hmac.compare_digest(self.csrf_token(binding), token)
 
