@@ -20,6 +20,7 @@ from rich.markup import escape
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from limelight.auth.sessions import SigningKeyUnusable
+from limelight.cli.output import printable_lines
 from limelight.data_lock import DataDirHeld
 from limelight.errors import ExposedError, InvalidValue, LimelightError, StoreError
 from limelight.http_server import PortInUse
@@ -94,4 +95,5 @@ def failure_of(exc: BaseException) -> CliFailure | None:
 
 
 def print_error(message: str) -> None:
-    _stderr.print(f"[red]error:[/] {escape(message)}")
+    # A message may quote a server's answer: its control characters are shown, not sent.
+    _stderr.print(f"[red]error:[/] {escape(printable_lines(message))}")

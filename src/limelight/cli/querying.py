@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import quote
 
 import typer
+from rich.markup import escape
 
-from limelight.cli.failures import BadUsage, Refused
-from limelight.cli.output import JsonFlag, print_json, print_table, say
-from limelight.cli.remote import ApiError, ProfileOption, Server, UrlOption, target
+from limelight.cli.failures import BadUsage, Refused, Unusable
+from limelight.cli.output import JsonFlag, json_text, print_json, print_table, printable, safe, say
+from limelight.cli.remote import (
+    ApiError,
+    ProfileOption,
+    Server,
+    UrlOption,
+    object_of,
+    objects_of,
+    target,
+)
 from limelight.cli.terminal import event_line, moment_ms, now_ms, sparkline
 
 if TYPE_CHECKING:
@@ -32,7 +42,12 @@ Filters = Annotated[
 ]  # fmt: skip
 Needle = Annotated[str | None, typer.Option("--needle", help="Free text to search for.")]
 Datasets = Annotated[list[str] | None, typer.Option("--dataset", help="A dataset (repeatable).")]
+# How long a run's request asks the server to hold its answer for the run to finish;
+# the client waits that long beyond its own timeout (remote.Server.send).
 RUN_WAIT_S = 30
+# How long a run may stay STARTED, poll after poll, before the command gives up.
+SETTLE_S = 120.0
+POLL_PAUSE_S = 0.5
 # As often as the console's live tail looks: 30 runs a minute of the workspace's 300.
 TAIL_EVERY_S = 2.0
 BUSY_WAIT_S = 10.0
@@ -68,21 +83,43 @@ def inline_query(
 
 
 def run(server: Server, body: dict[str, Any]) -> dict[str, Any]:
-    """A query run's data, once it has settled."""
-    answer = server.call("POST", "/v1/query_run", params={"wait": RUN_WAIT_S}, json=body)
-    while answer["query_run"]["status"] == "STARTED":
-        run_id = answer["query_run"]["id"]
-        answer = server.call("GET", f"/v1/query_run/{run_id}", params={"wait": RUN_WAIT_S})
-    if answer["query_run"]["status"] == "FAILED":
-        raise Refused(f"the query failed: {answer['query_run'].get('error', 'no reason given')}")
-    data: dict[str, Any] = answer["data"]
-    return data
+    """A query run's data, once it has settled (within ``SETTLE_S``)."""
+    deadline = time.monotonic() + SETTLE_S
+    wait = {"wait": RUN_WAIT_S}
+    answer = server.call("POST", "/v1/query_run", json=body, params=wait, wait_s=RUN_WAIT_S)
+    while (state := object_of(answer, "query_run", "query run")).get("status") == "STARTED":
+        if time.monotonic() > deadline:
+            raise Unusable(f"the query run did not finish within {SETTLE_S:.0f} s")
+        if not isinstance(state.get("id"), str):
+            raise Refused("query run: unexpected answer: a run without an id")
+        # A server answering at once instead of waiting is not asked in a busy loop.
+        time.sleep(POLL_PAUSE_S)
+        path = f"/v1/query_run/{quote(state['id'], safe='')}"
+        answer = server.call("GET", path, params=wait, wait_s=RUN_WAIT_S)
+    if state.get("status") == "FAILED":
+        raise Refused(f"the query failed: {state.get('error', 'no reason given')}")
+    if state.get("status") != "COMPLETED":
+        raise Refused(f"query run: unexpected answer: status {json_text(state.get('status'))}")
+    return object_of(answer, "data", "query run")
+
+
+def _aggregates(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rows and time series of a calculation's data, checked for the shape printed."""
+    rows = objects_of(data, "aggregates", "query run")
+    series = objects_of({"series": data.get("series") or []}, "series", "query run")
+    for row in rows:
+        object_of(row, "groups", "query run")
+        object_of(row, "values", "query run")
+    for bucket in (b for s in series for b in objects_of(s, "data", "query run")):
+        object_of(bucket, "groups", "query run")
+        object_of(bucket, "aggregates", "query run")
+    return rows, series
 
 
 def _saved(server: Server, name: str) -> str:
     """The id of the saved query with this id or name."""
-    queries = server.call("GET", "/v1/queries")["queries"]
-    if any(q["id"] == name for q in queries):
+    queries = objects_of(server.call("GET", "/v1/queries"), "queries", "saved queries")
+    if any(q.get("id") == name for q in queries):
         return name
     named = [str(q["id"]) for q in queries if q.get("name") == name]
     if len(named) > 1:
@@ -95,7 +132,7 @@ def _saved(server: Server, name: str) -> str:
 
 
 def _print_calculations(data: dict[str, Any], console: Console) -> None:
-    rows = data.get("aggregates", [])
+    rows, series = _aggregates(data)
     if not rows:
         say("No events in the timeframe.")
         return
@@ -106,11 +143,10 @@ def _print_calculations(data: dict[str, Any], console: Console) -> None:
         [[*(r["groups"].get(g) for g in groups), *(r["values"].get(v) for v in values)]
          for r in rows],
     )  # fmt: skip
-    series = data.get("series") or []
     if len(series) < 2 or not values:
         return
     first = values[0]
-    say(f"\n{first} over time ({len(series)} buckets):")
+    say(f"\n{safe(first)} over time ({len(series)} buckets):")
     width = max(10, console.width - 30)
     for row in rows[:SERIES_SHOWN]:
         points = []
@@ -118,8 +154,8 @@ def _print_calculations(data: dict[str, Any], console: Console) -> None:
             match = [d for d in bucket["data"] if d["groups"] == row["groups"]]
             value = match[0]["aggregates"].get(first) if match else None
             points.append(value if isinstance(value, int | float) else None)
-        label = ", ".join(str(v) for v in row["groups"].values()) or "all"
-        say(f"  {label[:24]:24}  {sparkline(points, width)}")
+        label = printable(", ".join(str(v) for v in row["groups"].values()) or "all")
+        say(f"  {escape(f'{label[:24]:24}')}  {sparkline(points, width)}")
 
 
 def query(
@@ -171,9 +207,10 @@ def query(
     if as_json:
         print_json(data)
     elif "events" in data:
-        for event in data["events"]:
+        events = objects_of(data, "events", "query run")
+        for event in events:
             say(event_line(event))
-        if not data["events"]:
+        if not events:
             say("No events in the timeframe.")
     else:
         _print_calculations(data, Console())
@@ -221,7 +258,8 @@ def _look(server: Server, query: dict[str, Any], after: str) -> str:
     }
     # Stamped within the last hour or ahead (a client's clock may run fast), as the console.
     body = {"query": narrowed, "from": now - 3_600_000, "to": now + 86_400_001, "limit": TAIL_BATCH}
-    events = run(server, body).get("events", [])
+    events = objects_of(run(server, body), "events", "query run")
+    ids = [e["_id"] for e in events if isinstance(e.get("_id"), str)]
     for event in sorted(events, key=lambda e: str(e.get("_id", ""))):
         say(event_line(event))
-    return max((str(e["_id"]) for e in events), default=after)
+    return max(ids, default=after)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -36,7 +37,12 @@ ProfileOption = Annotated[
                  help="A profile saved by limelight login (default: default)."),
 ]  # fmt: skip
 DEFAULT_PROFILE = "default"
+# How long an answer may take, whole: httpx's timeout bounds each read of the socket, so
+# a server sending a byte every few seconds held a command for as long as it kept on.
 TIMEOUT_S = 30.0
+# The largest answer read (a query run's data is at most 10,000 events): an endless
+# body was read until the process ran out of memory.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 
 def profiles_file() -> Path:
@@ -114,9 +120,17 @@ def warn_if_clear(url: str) -> None:
         note(f"warning: {url} is plain http: the admin key crosses the network unencrypted")
 
 
+def json_of(response: httpx.Response) -> Any:
+    """The answer's JSON; ValueError when it is not JSON, or nested past orjson's depth
+    (the standard library's parser failed on a deep one with a RecursionError)."""
+    import orjson
+
+    return orjson.loads(response.content)
+
+
 def _problem(response: httpx.Response) -> str:
     try:
-        body = response.json()
+        body = json_of(response)
     except ValueError:
         return f"{response.status_code} {response.reason_phrase}"
     if not isinstance(body, dict):
@@ -128,6 +142,25 @@ def _problem(response: httpx.Response) -> str:
         if isinstance(e, dict)
     )
     return f"{response.status_code} {text}" + (f" ({fields})" if fields else "")
+
+
+_FRAMING = ("content-encoding", "content-length", "transfer-encoding")
+
+
+def object_of(answer: Any, name: str, where: str) -> dict[str, Any]:
+    """``answer[name]``, an object, or a refusal saying the server answered otherwise."""
+    found = answer.get(name) if isinstance(answer, dict) else None
+    if not isinstance(found, dict):
+        raise Refused(f"{where}: unexpected answer: no object {name!r}")
+    return found
+
+
+def objects_of(answer: Any, name: str, where: str) -> list[dict[str, Any]]:
+    """``answer[name]``, a list of objects, or a refusal saying the server answered otherwise."""
+    found = answer.get(name) if isinstance(answer, dict) else None
+    if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
+        raise Refused(f"{where}: unexpected answer: no list of objects {name!r}")
+    return found
 
 
 class ApiError(Refused):
@@ -158,15 +191,35 @@ class Server:
     def __exit__(self, *_: object) -> None:
         self._client.close()
 
-    def send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    def send(self, method: str, path: str, *, wait_s: float = 0.0, **kwargs: Any) -> httpx.Response:
+        """The whole answer, read within ``TIMEOUT_S`` plus ``wait_s`` (what the request
+        asks the server to wait for) and ``MAX_ANSWER_BYTES``."""
         import httpx
 
+        limit_s = TIMEOUT_S + wait_s
+        deadline = time.monotonic() + limit_s
+        late = Unusable(f"{self.url} did not answer within {limit_s:.0f} s")
         try:
-            return self._client.request(method, path, **kwargs)
+            with self._client.stream(method, path, timeout=limit_s, **kwargs) as streamed:
+                body = bytearray()
+                for chunk in streamed.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_ANSWER_BYTES:
+                        raise Refused(
+                            f"{method} {path}: the answer is larger than "
+                            f"{MAX_ANSWER_BYTES // 2**20} MB"
+                        )
+                    if time.monotonic() > deadline:
+                        raise late
         except httpx.TimeoutException:
-            raise Unusable(f"{self.url} did not answer within {TIMEOUT_S:.0f} s") from None
+            raise late from None
         except httpx.TransportError as exc:
             raise Unusable(f"cannot reach {self.url}: {exc}") from None
+        # The body as read (decompressed): the headers that described its encoding go.
+        headers = [(k, v) for k, v in streamed.headers.multi_items() if k not in _FRAMING]
+        return httpx.Response(
+            streamed.status_code, headers=headers, content=bytes(body), request=streamed.request
+        )
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         """The JSON answer of a 2xx; ``ApiError`` saying what the server answered else."""
@@ -176,6 +229,6 @@ class Server:
         if response.status_code >= 400:
             raise ApiError(f"{method} {path}: {_problem(response)}", response.status_code)
         try:
-            return response.json()
+            return json_of(response)
         except ValueError:
             raise Refused(f"{method} {path}: the answer is not JSON") from None

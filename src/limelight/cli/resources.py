@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import quote
 
 import typer
 
 from limelight.cli.failures import ExitCode, Refused
-from limelight.cli.output import say
-from limelight.cli.remote import ProfileOption, Server, UrlOption, target
+from limelight.cli.output import safe, say
+from limelight.cli.remote import ProfileOption, Server, UrlOption, object_of, objects_of, target
 
 if TYPE_CHECKING:
     from limelight.ascode.folder import Folder
@@ -46,21 +47,26 @@ def _read(folder: Path) -> Folder:
         ) from None
 
 
+def _by_id(server: Server, plural: str) -> dict[str, dict[str, Any]]:
+    listed = objects_of(server.call("GET", f"/v1/{plural}"), plural, plural)
+    if not all(isinstance(r.get("id"), str) for r in listed):
+        raise Refused(f"{plural}: unexpected answer: one without an id")
+    return {r["id"]: r for r in listed}
+
+
 def _stored(server: Server) -> Stored:
     from limelight.ascode.planning import Stored
 
-    resources: dict[Any, dict[str, dict[str, Any]]] = {}
-    for kind in ("query", "alert"):
-        listed = server.call("GET", f"/v1/{PLURAL[kind]}")[PLURAL[kind]]
-        resources[kind] = {r["id"]: r for r in listed}
-    boards = server.send("GET", "/v1/boards")
-    supported = boards.status_code != 404
-    resources["board"] = (
-        {r["id"]: r for r in server.call("GET", "/v1/boards")["boards"]} if supported else {}
-    )
-    managed = {
-        (m["type"], m["managed_id"]): m["id"] for m in server.call("GET", "/v1/managed")["managed"]
+    resources: dict[Any, dict[str, dict[str, Any]]] = {
+        kind: _by_id(server, PLURAL[kind]) for kind in ("query", "alert")
     }
+    supported = server.send("GET", "/v1/boards").status_code != 404
+    resources["board"] = _by_id(server, "boards") if supported else {}
+    listed = objects_of(server.call("GET", "/v1/managed"), "managed", "managed")
+    fields = ("type", "managed_id", "id")
+    if not all(isinstance(m.get(f), str) for m in listed for f in fields):
+        raise Refused("managed: unexpected answer: one without its type and ids")
+    managed = {(m["type"], m["managed_id"]): m["id"] for m in listed}
     return Stored(resources, managed, supported)
 
 
@@ -72,22 +78,25 @@ def _json(value: Any) -> str:
 
 
 def print_plan(plan: Plan) -> None:
-    from rich.markup import escape
-
+    # Ids and names may come from the server (what it manages, its resources' ids): each
+    # goes through safe(), so no answer can move the cursor over a line of the plan.
     for change in plan.changes:
         sign, colour = SIGNS[change.action]
-        where = f" ({change.resource_id})" if change.resource_id else ""
-        say(f"[{colour}]{sign} {change.kind} {change.id}[/]{where}")
+        where = f" ({safe(change.resource_id)})" if change.resource_id else ""
+        say(f"[{colour}]{sign} {change.kind} {safe(change.id)}[/]{where}")
         if change.action == "delete":
             continue
         for name in change.fields():
             before, after = (change.before or {}).get(name), (change.after or {}).get(name)
             if change.action == "update" and name in (change.before or {}):
-                say(f"    [red]- {name}: {escape(_json(before))}[/]")
+                say(f"    [red]- {safe(name)}: {safe(_json(before))}[/]")
             if after is not None:
-                say(f"    [green]+ {name}: {escape(_json(after))}[/]")
+                say(f"    [green]+ {safe(name)}: {safe(_json(after))}[/]")
     for kind, mid, rid in plan.kept:
-        say(f"[dim]  {kind} {mid} ({rid}): no longer in the folder, kept (--prune deletes it)[/]")
+        say(
+            f"[dim]  {safe(kind)} {safe(mid)} ({safe(rid)}): no longer in the folder,"
+            " kept (--prune deletes it)[/]"
+        )
     if not plan.changes:
         say("No changes: the environment matches the folder.")
         return
@@ -150,20 +159,23 @@ def _body(change: Change, ids: dict[Any, str]) -> dict[str, Any]:
 def _apply_one(server: Server, change: Change, ids: dict[Any, str]) -> None:
     plural = PLURAL[change.kind]
     if change.action == "delete":
-        server.call("DELETE", f"/v1/{plural}/{change.resource_id}")
-        say(f"deleted {change.kind} {change.id} ({change.resource_id})")
+        server.call("DELETE", f"/v1/{plural}/{quote(str(change.resource_id), safe='')}")
+        say(f"deleted {change.kind} {safe(change.id)} ({safe(str(change.resource_id))})")
         return
     body = _body(change, ids)
     if change.action == "update":
-        server.call("PUT", f"/v1/{plural}/{change.resource_id}", json=body)
-        say(f"changed {change.kind} {change.id} ({change.resource_id})")
+        server.call("PUT", f"/v1/{plural}/{quote(str(change.resource_id), safe='')}", json=body)
+        say(f"changed {change.kind} {safe(change.id)} ({safe(str(change.resource_id))})")
         return
     created = server.call("POST", f"/v1/{plural}", params={"managed_id": change.id}, json=body)
-    made = created[change.kind]
+    made = object_of(created, change.kind, plural)
+    if not isinstance(made.get("id"), str):
+        raise Refused(f"{plural}: unexpected answer: the {change.kind} made has no id")
     ids[(change.kind, change.id)] = made["id"]
-    say(f"created {change.kind} {change.id} ({made['id']})")
+    say(f"created {change.kind} {safe(change.id)} ({safe(made['id'])})")
     if made.get("webhook_secret"):
-        say(f"  webhook secret (shown once, to check its signatures): {made['webhook_secret']}")
+        secret = safe(str(made["webhook_secret"]))
+        say(f"  webhook secret (shown once, to check its signatures): {secret}")
 
 
 def apply_command(

@@ -15,10 +15,10 @@ import orjson
 from rich.markup import escape
 
 from limelight.cli.failures import BadUsage
+from limelight.cli.output import printable
 
 _RELATIVE = re.compile(r"([1-9][0-9]{0,6})(s|m|h|d|w)")
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 LEVEL_KEYS = ("level", "severity", "severityText", "log.level", "levelname")
 LEVEL_STYLES = {
     "fatal": "bold red", "critical": "bold red", "error": "red", "err": "red",
@@ -39,7 +39,7 @@ def moment_ms(text: str, option: str, now: int) -> int:
         return now
     if m := _RELATIVE.fullmatch(text):
         return now - int(m.group(1)) * _UNIT_MS[m.group(2)]
-    if text.isdigit():
+    if text.isascii() and text.isdigit() and len(text) <= 19:  # str.isdigit takes '²'
         return int(text)
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -51,8 +51,7 @@ def moment_ms(text: str, option: str, now: int) -> int:
 
 
 def shown(value: Any) -> str:
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
-    return _CONTROL.sub(lambda c: f"\\x{ord(c[0]):02x}", text)
+    return printable(value if isinstance(value, str) else orjson.dumps(value).decode())
 
 
 def level_of(event: dict[str, Any]) -> str:
