@@ -22,6 +22,11 @@ alert destinations in ``meta.db`` are sealed with the installation's secret key
 (``auth.sealing``), which the backup holds as ``secret.key`` unless it is set in
 ``LIMELIGHT_SECRET_KEY``.
 
+A restore is made in a new folder inside the data directory and moved into place once
+whole, so one that fails leaves the data directory as it was. It takes only a fresh
+data directory and a backup as ``make_backup`` writes it: no part of the one replaced,
+no symbolic link followed out of either, every file it writes 0600.
+
 The server mode has its own tools: ClickHouse's BACKUP and pg_dump (README).
 """
 
@@ -31,6 +36,8 @@ import json
 import os
 import shutil
 import sqlite3
+import tempfile
+from contextlib import closing
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -124,47 +131,152 @@ def read_manifest(source: Path) -> dict[str, Any]:
     return manifest
 
 
-def holds_installation(data_dir: Path) -> bool:
-    return (data_dir / META_FILE).exists() or (data_dir / "chdb").exists()
+# What restore writes into the data directory (SQLite's journals of meta.db besides):
+# a data directory holding any of them is not fresh.
+ENGINE_DIR = "chdb"
+META_JOURNALS = (f"{META_FILE}-wal", f"{META_FILE}-shm")
+RESTORED = (META_FILE, *META_JOURNALS, ENGINE_DIR, KEY_FILE)
 
 
 def restore_backup(settings: Settings, source: Path) -> dict[str, Any]:
-    """Make the data directory of ``settings`` (fresh: no installation in it) from a
-    backup; the metadata and events migrations newer than the backup are applied."""
+    """Make the data directory of ``settings`` (fresh: none of ``RESTORED`` in it) from a
+    backup; the metadata and events migrations newer than the backup are applied.
+
+    Everything is restored into a new folder inside the data directory (the same
+    filesystem) and moved into place only once whole: a restore that fails leaves the
+    data directory as it was, and restore can be run again."""
     manifest = read_manifest(source)
-    data_dir = settings.data_dir
     if manifest.get("database") != settings.clickhouse_database:
         raise Conflict(
             f"the backup holds the events database {manifest.get('database')!r}; set "
             f"LIMELIGHT_CLICKHOUSE_DATABASE={manifest.get('database')} to restore it"
         )
-    if holds_installation(data_dir):
-        raise Conflict(
-            f"the data directory {data_dir} already holds an installation; restore into a "
-            "fresh one (set LIMELIGHT_DATA_DIR) or move it away first"
-        )
+    check_backup(source)
+    data_dir = settings.data_dir
+    refuse_unfresh(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    # What this restore adds besides the events: removed if the metadata is refused, so
-    # the data directory stays fresh and restore can be run again.
-    made = [data_dir / META_FILE]
-    if not (data_dir / KEY_FILE).exists():
-        made.append(data_dir / KEY_FILE)  # copied, or made by the check of the secrets
-    shutil.copy2(source / META_FILE, data_dir / META_FILE)
-    if (source / KEY_FILE).exists():
-        shutil.copy2(source / KEY_FILE, data_dir / KEY_FILE)
+    stage = Path(tempfile.mkdtemp(prefix=".restore-", dir=data_dir))  # 0700
     try:
-        _restore_meta(settings)
-    except BaseException:
-        for path in made:
-            for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
-                path.with_name(name).unlink(missing_ok=True)
-        raise
-    events = ChdbEventStore(data_dir / "chdb", settings.clickhouse_database, backups=source)
+        _restore_into(settings.model_copy(update={"data_dir": stage}), source)
+        _move_into(stage, data_dir)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return manifest
+
+
+def check_backup(source: Path) -> None:
+    """Refuse a folder that is not whole as ``make_backup`` writes it, before anything is
+    written. It holds no symbolic link: one would have restore copy a file from outside
+    the backup (``/etc/passwd`` as ``meta.db``) into the data directory."""
+    links = _links_under(source)
+    if links:
+        raise Conflict(
+            f"{source} holds symbolic links ({', '.join(links[:3])}), which no backup made "
+            "by limelight backup holds: restore a copy that holds the files themselves"
+        )
+    for name, whole in ((META_FILE, Path.is_file), (EVENTS_DIR, Path.is_dir)):
+        if not whole(source / name):
+            raise NotFound(f"{source} is not a whole Limelight backup: it holds no {name}")
+
+
+def _links_under(root: Path) -> list[str]:
+    found = []
+    for folder, folders, files in os.walk(root):  # never into a linked folder
+        for name in (*folders, *files):
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                found.append(os.path.relpath(path, root))
+    return found
+
+
+def refuse_unfresh(data_dir: Path) -> None:
+    """Refuse a data directory holding any part restore writes: it is never replaced, so
+    a restore cannot take the place of an installation, or of the ``secret.key`` that
+    opens the secrets of another installation's ``meta.db``."""
+    for name in RESTORED:
+        path = data_dir / name
+        if os.path.islink(path):
+            raise Conflict(
+                f"{path} is a symbolic link: restore writes into the data directory itself; "
+                "remove it, or restore into a fresh data directory (set LIMELIGHT_DATA_DIR)"
+            )
+        if os.path.lexists(path):
+            held = "a secret key" if name == KEY_FILE else "an installation"
+            raise Conflict(
+                f"the data directory {data_dir} already holds {held} ({name}); restore into "
+                "a fresh one (set LIMELIGHT_DATA_DIR) or move it away first"
+            )
+
+
+def _restore_into(staged: Settings, source: Path) -> None:
+    """The metadata, its key and the events, restored into ``staged.data_dir``."""
+    stage = staged.data_dir
+    _copy_private(source / META_FILE, stage / META_FILE)
+    _check_metadata(stage / META_FILE, source)
+    if (source / KEY_FILE).is_file():
+        _copy_private(source / KEY_FILE, stage / KEY_FILE)
+    # Without one, the check of the secrets makes a new key (0600) in the stage.
+    _restore_meta(staged)
+    events = ChdbEventStore(stage / ENGINE_DIR, staged.clickhouse_database, backups=source)
     try:
         events.restore(source / EVENTS_DIR)
     finally:
         events.close()
-    return manifest
+
+
+def _copy_private(source: Path, target: Path) -> None:
+    """The bytes of ``source`` in a new file readable by its owner alone, whatever the mode
+    of the backup's copy (``copy2`` copied a 0644 ``secret.key`` as 0644)."""
+    reading = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    with open(reading, "rb") as src:
+        writing = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(writing, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+
+
+def _check_metadata(path: Path, source: Path) -> None:
+    """Refuse a ``meta.db`` that is not the metadata of an installation (not SQLite, or
+    without the migrations' record), before the migrations meet it."""
+    try:
+        with closing(sqlite3.connect(path)) as db:
+            db.execute("SELECT version_num FROM alembic_version").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise Conflict(
+            f"{source / META_FILE} is not the metadata of a Limelight installation ({exc})"
+        ) from None
+
+
+def _move_into(stage: Path, data_dir: Path) -> None:
+    """Move the restored parts from ``stage`` into ``data_dir``, the metadata last; if one
+    cannot be moved, those moved already are removed. A file is linked, never renamed:
+    a link fails on a name taken meanwhile, where a rename would replace its file."""
+    placed: list[Path] = []
+    try:
+        for name in (KEY_FILE, ENGINE_DIR, f"{META_FILE}-wal", META_FILE):
+            # Absent: no key (LIMELIGHT_SECRET_KEY), or no journal left by SQLite.
+            if os.path.lexists(stage / name):
+                _place(stage / name, data_dir / name)
+                placed.append(data_dir / name)
+    except BaseException:
+        for path in placed:
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        raise
+
+
+def _place(part: Path, target: Path) -> None:
+    taken = Conflict(f"{target} was made while restoring; the restore is undone")
+    if part.is_dir():
+        if os.path.lexists(target):
+            raise taken
+        part.rename(target)
+        return
+    try:
+        os.link(part, target)
+    except FileExistsError:
+        raise taken from None
 
 
 def _restore_meta(settings: Settings) -> None:

@@ -9,19 +9,21 @@ that no server holds.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
+from contextlib import suppress
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import httpx
 import typer
 
 from limelight.backups import embedded, make_backup, read_manifest, restore_backup
 from limelight.cli.failures import Refused, Unusable
-from limelight.cli.installation import installation
+from limelight.cli.installation import installation, private_from_now
 from limelight.cli.output import JsonFlag, print_json, say
-from limelight.data_lock import DataDirLock, Holder, holder, read_operator_token
+from limelight.data_lock import LOCK_FILE, DataDirLock, Holder, holder, read_operator_token
 from limelight.ids import new_id
 from limelight.settings import Settings
 from limelight.store.events.chdb_store import ChdbEventStore
@@ -86,6 +88,7 @@ def backup(directory: BackupDir, as_json: JsonFlag = False) -> None:
     target = directory.absolute()
     _free(target)
     inst.announce()
+    private_from_now(settings)
     server = holder(settings.data_dir)
     made = _ask_server(settings, server) if server is not None else _backup_here(settings)
     if target.exists():
@@ -99,6 +102,28 @@ def backup(directory: BackupDir, as_json: JsonFlag = False) -> None:
         say(f"backed up {manifest['events']} events and the metadata to {target}")
 
 
+def _restore_locked(settings: Settings, source: Path) -> dict[str, Any]:
+    """The restore, holding the data directory so that no server starts on it meanwhile.
+    A data directory made for it is removed again if it fails (``restore_backup`` leaves
+    nothing else in it)."""
+    data_dir = settings.data_dir
+    made = not os.path.lexists(data_dir)
+    private_from_now(settings)
+    lock = DataDirLock(data_dir)
+    lock.acquire("")
+    try:
+        return restore_backup(settings, source)
+    except BaseException:
+        lock.release()
+        if made:
+            with suppress(OSError):  # something else put in it meanwhile: it stays
+                (data_dir / LOCK_FILE).unlink(missing_ok=True)
+                data_dir.rmdir()
+        raise
+    finally:
+        lock.release()
+
+
 def restore(directory: BackupDir, as_json: JsonFlag = False) -> None:
     """Make a fresh data directory (LIMELIGHT_DATA_DIR) from a backup made by backup."""
     inst = installation()
@@ -106,12 +131,7 @@ def restore(directory: BackupDir, as_json: JsonFlag = False) -> None:
     if not embedded(settings):
         raise Refused(SERVER_MODE)
     inst.announce()
-    lock = DataDirLock(settings.data_dir)
-    lock.acquire("")  # no server may start on it meanwhile
-    try:
-        manifest = restore_backup(settings, directory.absolute())
-    finally:
-        lock.release()
+    manifest = _restore_locked(settings, directory.absolute())
     if as_json:
         print_json({"dataDir": str(settings.data_dir), **manifest})
     else:

@@ -12,7 +12,7 @@ import typer
 from limelight.auth.sessions import signing_key
 from limelight.bootstrap import BootstrapResult, ensure_default
 from limelight.cli.failures import BadUsage
-from limelight.cli.installation import installation
+from limelight.cli.installation import installation, private_from_now
 from limelight.cli.output import Cell, JsonFlag, note, print_fields, print_json, say
 from limelight.data_lock import DataDirLock, new_operator_token
 from limelight.http_server import ensure_port_free
@@ -108,6 +108,7 @@ def serve(
     # Both before anything is created or printed: a second server must not make a
     # database, print keys "shown once", and only then fail.
     ensure_port_free(settings.host, settings.port)
+    private_from_now(settings)
     lock = DataDirLock(settings.data_dir)
     if settings.events_backend == "chdb":
         lock.acquire(loopback_url(settings))
