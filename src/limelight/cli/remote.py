@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
@@ -81,11 +81,18 @@ def save_profile(name: str, url: str, key: str) -> Path:
     return path
 
 
-def normal_url(url: str) -> str:
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise BadUsage(f"--url: not an http or https address: {url!r}")
-    return url.strip().rstrip("/")
+def normal_url(url: str, option: str = "--url") -> str:
+    """``url`` with its scheme in lower case and no final slash; BadUsage unless an http
+    or https address (a port that is no number included)."""
+    refused = BadUsage(f"{option}: not an http or https address: {url!r}")
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - read for the ValueError of a port that is no number
+    except ValueError:
+        raise refused from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise refused
+    return urlunsplit(parts._replace(scheme=parts.scheme.lower())).rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -115,8 +122,9 @@ def target(url: str | None, profile: str | None) -> Target:
 
 
 def warn_if_clear(url: str) -> None:
-    host = urlsplit(url).hostname or ""
-    if url.startswith("http://") and host not in ("127.0.0.1", "localhost", "::1"):
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme.lower() == "http" and host not in ("127.0.0.1", "localhost", "::1"):
         note(f"warning: {url} is plain http: the admin key crosses the network unencrypted")
 
 
