@@ -65,6 +65,11 @@ def world(tmp_path: Path) -> World:
     settings = Settings(data_dir=tmp_path)
     db = migrated_sqlite(tmp_path / "meta.db")
     assert db.url == settings.resolved_database_url
+    return new_world(db, settings)
+
+
+def new_world(db: MetaDB, settings: Settings) -> World:
+    """A workspace with a member and an integration, on ``db``."""
     secret = new_secret(SecretKind.CLIENT_SECRET)
     with db.session(immediate=True) as s:
         ws = repos.create_workspace(s, "w")

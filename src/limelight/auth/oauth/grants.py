@@ -106,7 +106,7 @@ def refresh(ctx: GrantContext, client: Client, req: ParsedRequest) -> Issued:
         raise invalid_grant("not a refresh token")
     access_value = new_secret(SecretKind.ACCESS_TOKEN)
     with ctx.db.session(immediate=True) as s:
-        found = repo.active_token(s, hash_secret(value), repo.REFRESH, ctx.now)
+        found = repo.active_token(s, hash_secret(value), repo.REFRESH, ctx.now, lock=True)
         # Another client's token reads exactly like an unknown one (RFC 6749 6, 10.4).
         if found is None or found[0].integration_id != client.id:
             raise invalid_grant("unknown, expired or revoked refresh token")

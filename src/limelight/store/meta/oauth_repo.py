@@ -323,11 +323,18 @@ def issue_token(
 
 
 def active_token(
-    s: Session, token_hash: str, kind: str, now: datetime
+    s: Session, token_hash: str, kind: str, now: datetime, *, lock: bool = False
 ) -> tuple[OAuthToken, Installation] | None:
     """Unrevoked, unexpired, of a live installation. Checked on every request (no cache),
-    so an uninstall takes effect at once."""
-    row = s.execute(
+    so an uninstall takes effect at once.
+
+    ``lock`` holds the token's row to the end of the transaction (FOR UPDATE), for a
+    grant that issues from it: on PostgreSQL a refresh that read its token just before a
+    revocation committed made an access token the revocation never saw (it revokes the
+    access tokens it finds), which then lived out its lifetime. Locked, the refresh waits
+    for the revocation and finds its token revoked, or the revocation waits for the
+    refresh and finds the access token. SQLite's immediate transactions serialise both."""
+    query = (
         select(OAuthToken, Installation)
         .join(Installation, Installation.id == OAuthToken.installation_id)
         .where(
@@ -337,7 +344,8 @@ def active_token(
             OAuthToken.expires_at > now,
             Installation.revoked_at.is_(None),
         )
-    ).first()
+    )
+    row = s.execute(query.with_for_update(of=OAuthToken) if lock else query).first()
     return (row[0], row[1]) if row else None
 
 
