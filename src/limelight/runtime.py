@@ -68,7 +68,7 @@ class Runtime:
             meta,
             events,
             QueryRunService(settings, meta, events, counts),
-            AlertService(settings, meta, sealer=sealer),
+            AlertService(settings, meta, sealer=sealer, counts=counts),
             Evaluator(settings, meta, events, counts=counts, sealer=sealer),
             FailedAuthThrottle(settings, counts=counts),
             Retention(settings, meta, events),

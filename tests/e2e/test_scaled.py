@@ -26,6 +26,7 @@ from tests.support import (
 
 RUNS_PER_MINUTE = 4
 FAILURES_PER_ACCOUNT = 5
+ALERT_TESTS_PER_MINUTE = 3
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +37,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[LiveServer]]
             "LIMELIGHT_QUERY_RUNS_PER_MINUTE": str(RUNS_PER_MINUTE),
             "LIMELIGHT_AUTH_FAILURES_PER_ACCOUNT": str(FAILURES_PER_ACCOUNT),
             "LIMELIGHT_AUTH_FAILURE_WINDOW": str(NO_BOUNDARY_BEFORE_2033),
+            "LIMELIGHT_ALERT_TESTS_PER_MINUTE": str(ALERT_TESTS_PER_MINUTE),
         },
     )
     yield servers
@@ -62,6 +64,21 @@ def test_run_creations_are_counted_once_for_the_deployment(pair: list[LiveServer
         statuses.append(r.status_code)
     assert statuses == [200] * RUNS_PER_MINUTE + [429, 429]
     assert b.url != a.url
+
+
+def test_test_notifications_are_counted_once_for_the_deployment(pair: list[LiveServer]) -> None:
+    a, _ = pair
+    headers = {"Authorization": a.new_tenant().admin_key}
+    query = {"calculations": [{"operator": "COUNT"}]}
+    query_id = web.post(f"{a.url}/v1/queries", json=query, headers=headers).json()["query"]["id"]
+    alert = {"name": "tested", "query_id": query_id, "threshold": {"operation": ">", "value": 0}}
+    alert_id = web.post(f"{a.url}/v1/alerts", json=alert, headers=headers).json()["alert"]["id"]
+    within_one_window(10)
+    statuses = [
+        web.post(f"{pair[i % 2].url}/v1/alerts/{alert_id}/test", headers=headers).status_code
+        for i in range(ALERT_TESTS_PER_MINUTE + 2)
+    ]
+    assert statuses == [200] * ALERT_TESTS_PER_MINUTE + [429, 429]
 
 
 def test_a_run_made_on_one_process_is_answered_by_the_other(pair: list[LiveServer]) -> None:

@@ -23,7 +23,7 @@ from limelight.errors import BadRequest, NotFound
 from limelight.ids import new_id
 from limelight.query.calculations import CALCULATIONS, value_name
 from limelight.query.spec import QueryFields, validate_fields
-from limelight.ratelimit import RateLimiter
+from limelight.ratelimit import RateLimiter, WindowCounts
 from limelight.settings import Settings
 from limelight.store.meta import alerts_repo as repo
 from limelight.store.meta import managed_repo, queries_repo
@@ -143,13 +143,19 @@ class AlertService:
         meta: MetaDB,
         notifier: Notifier | None = None,
         sealer: Sealer | None = None,
+        counts: WindowCounts | None = None,
     ) -> None:
         self._meta = meta
         self.sealer = sealer or Sealer.of_settings(settings)
         self.policy = destination_policy(settings)
         self.notifier = notifier or Notifier(self.policy, smtp_settings(settings))
         self._email_ready = bool(settings.smtp_host)
-        self._tests = RateLimiter(settings.alert_tests_per_minute, 60.0)
+        # Counted where the deployment's other limits are (runtime.shared_counts): in a
+        # process's memory, each API process of the server mode let a workspace send its
+        # limit again.
+        self._tests = RateLimiter(
+            settings.alert_tests_per_minute, 60.0, counts=counts, name="alert-tests"
+        )
         self.console_url = settings.base_url
 
     def send_test(self, tenant: Tenant | None, alert_id: str) -> list[dict[str, Any]]:
