@@ -106,6 +106,11 @@ BAD_REQUESTS: list[tuple[str, dict[str, Any], int, str]] = [
     ("no clientId", {"json": {"clientId": None}}, 401, "invalid_client"),
     ("wrong secret", {"json": {"clientSecret": "ll_cs_wrong"}}, 401, "invalid_client"),
     ("unknown client", {"json": {"clientId": "nosuchclient"}}, 401, "invalid_client"),
+    # Refused before any lookup (PostgreSQL's text holds no U+0000).
+    ("NUL in clientId", {"json": {"clientId": "a\x00b"}}, 400, "invalid_request"),
+    ("line break in code", {"json": {"code": "ll_ac_x\n"}}, 400, "invalid_request"),
+    ("NUL in a form", {"raw": b"grant_type=refresh_token&refresh_token=a%00b",
+                       "type": "application/x-www-form-urlencoded"}, 400, "invalid_request"),
     ("a token as secret", {"json": {"clientSecret": "ll_at_x"}}, 401, "invalid_client"),
     ("unknown code", {"json": {"code": "ll_ac_unknown"}}, 400, "invalid_grant"),
     ("refresh without token", {"json": {"grantType": "refresh_token", "code": None}}, 400,
@@ -481,6 +486,7 @@ def test_a1_a_redirect_that_is_not_identical_gets_an_error_page_never_a_redirect
     ("params", "status"),
     [
         ({"client_id": "nosuchclient"}, 404),  # unknown client
+        ({"client_id": "a\x00b"}, 404),  # no client holds a control character
         ({"client_id": ""}, 400),  # no client named
         ({"response_type": "token", "client_id": "nosuchclient"}, 404),
     ],

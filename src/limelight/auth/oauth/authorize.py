@@ -98,6 +98,8 @@ def check_request(db: MetaDB, pairs: Sequence[tuple[str, str]]) -> AuthorizeRequ
     client_id = params.get("client_id") or params.get("clientId")
     if not client_id:
         raise ErrorPage("the link is missing its client_id")
+    if not client_id.isprintable() or not client_id.isascii():  # no id holds such characters
+        raise ErrorPage("this link names an integration that does not exist", 404)
     with db.session() as s:
         integration = repo.get_integration(s, client_id)
         if integration is None:

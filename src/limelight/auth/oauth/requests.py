@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -73,6 +74,18 @@ class ClientCredentials:
     basic: bool  # sent in the Authorization header
 
 
+# RFC 6749 Appendix A: ids, secrets, codes, tokens and URIs are printable characters.
+# A control character in one is a malformed request, answered in OAuth's terms before
+# any lookup (PostgreSQL refuses U+0000 in text, which answered outside them).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _printable(key: str, value: str) -> str:
+    if _CONTROL.search(value):
+        raise invalid_request(f"{key} holds a control character")
+    return value
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     for key, value in pairs:
@@ -100,7 +113,7 @@ def _from_json(body: bytes, fields: Mapping[str, str]) -> dict[str, str]:
         if not isinstance(value, str):
             raise invalid_request(f"{key} must be a string")
         if value:
-            params[fields[key]] = value
+            params[fields[key]] = _printable(key, value)
     return params
 
 
@@ -110,7 +123,7 @@ def _from_form(body: bytes, fields: Mapping[str, str]) -> dict[str, str]:
     except (UnicodeDecodeError, ValueError) as exc:
         raise invalid_request("the form body is not valid") from exc
     data = _no_duplicates(pairs)
-    return {fields[k]: v for k, v in data.items() if k in fields and v}
+    return {fields[k]: _printable(k, v) for k, v in data.items() if k in fields and v}
 
 
 def parse_body(
@@ -142,7 +155,7 @@ def _basic(authorization: str) -> tuple[str, str]:
     except (binascii.Error, UnicodeDecodeError) as exc:
         raise invalid_client("the Basic credentials are not valid", True) from exc
     client_id, colon, secret = decoded.partition(":")
-    if not colon:
+    if not colon or _CONTROL.search(decoded):
         raise invalid_client("the Basic credentials are not valid", True)
     # RFC 6749 2.3.1: both are form-urlencoded before being joined.
     return unquote(client_id.replace("+", " ")), unquote(secret.replace("+", " "))
