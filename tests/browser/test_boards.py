@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from playwright.sync_api import expect
 
+from tests import web
 from tests.browser.console import Console
 
 MINUTE = 60_000
@@ -84,3 +85,31 @@ def test_a_board_built_from_the_builder_zooms_every_panel_by_a_drag(console: Con
     expect(number).to_have_text("2")
     expect(chart.locator("canvas")).to_have_count(1)
     expect(page.locator("[data-board-window]")).to_contain_text("Custom")
+
+
+def test_each_panel_draws_its_querys_first_calculation(console: Console) -> None:
+    """The query's first calculation, whatever its name: the page's JSON has its keys
+    sorted, and a number panel of MAX(duration), COUNT showed the COUNT."""
+    now = int(time.time() * 1000)
+    events = [{"timestamp": now - i * 1000, "duration": d} for i, d in enumerate((250, 40, 90))]
+    assert console.server.send(console.tenant.ingest_key, "shop", events).status_code == 202
+    api = web.Client(
+        base_url=console.server.url, headers={"Authorization": console.tenant.admin_key}
+    )
+    query = {
+        "name": "slowest",
+        "calculations": [{"operator": "MAX", "key": "duration"}, {"operator": "COUNT"}],
+    }
+    query_id = api.post("/v1/queries", json=query).json()["query"]["id"]
+    panels = [
+        {"query_id": query_id, "title": "Slowest", "visualization": "number", "width": 1},
+        {"query_id": query_id, "title": "Both", "visualization": "table", "width": 3},
+    ]
+    board = api.post("/v1/boards", json={"name": "Order", "panels": panels}).json()["board"]
+    console.open(f"{console.base}/boards/{board['id']}")
+    expect(console.page.locator("section[aria-label='Slowest'] [data-panel-number]")).to_have_text(
+        "250"
+    )
+    headers = console.page.locator("section[aria-label='Both'] th")
+    expect(headers).to_have_text(["MAX(duration)", "COUNT"])
+    console.assert_no_page_errors()

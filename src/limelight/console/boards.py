@@ -27,6 +27,7 @@ from limelight.console.scope import Here, Place
 from limelight.console.session import check_csrf, form_fields
 from limelight.console.timeframe import PRESETS, Window, window_of
 from limelight.errors import ExposedError
+from limelight.query.calculations import value_name
 from limelight.query.spec import validate_fields
 from limelight.runs import RunView
 from limelight.runtime import Runtime
@@ -48,22 +49,21 @@ class PanelRun:
     error: str | None
 
     def to_json(self) -> dict[str, Any]:
+        calcs = self.query.get("calculations") or []
+        names = [value_name(c["operator"], c.get("key"), c.get("alias")) for c in calcs]
         return {
             **self.panel,
             "name": self.panel["title"] or self.query.get("name") or self.query["id"],
-            "calculations": bool(self.query.get("calculations")),
-            "heatmap": _heatmap_name(self.query),
+            "calculations": bool(calcs),
+            # In the query's order: the page's JSON has its keys sorted, so the values'
+            # own order put COUNT before MAX(duration) whatever the query said first.
+            "values": names,
+            "heatmap": next(
+                (n for c, n in zip(calcs, names, strict=True) if c["operator"] == "HEATMAP"), None
+            ),
             "data": self.data,
             "error": self.error,
         }
-
-
-def _heatmap_name(query: dict[str, Any]) -> str | None:
-    """The value name of the query's HEATMAP calculation, if it has one."""
-    for calc in query.get("calculations") or []:
-        if calc.get("operator") == "HEATMAP":
-            return str(calc.get("alias") or f"HEATMAP({calc.get('key')})")
-    return None
 
 
 async def _start(

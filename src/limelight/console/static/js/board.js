@@ -16,9 +16,9 @@ const groupLabel = (groups) => {
   return values.map(([k, v]) => (values.length === 1 ? groupValue(v) : `${k}=${groupValue(v)}`)).join(" · ");
 };
 
-// The values a calculation run holds, by name (its hidden _count left out).
-const valueNames = (data) =>
-  data.aggregates?.length ? Object.keys(data.aggregates[0].values).filter((n) => n !== "_count") : [];
+// The values a calculation run holds, by name, in the query's order (the panel's
+// `values`: the page's JSON has its keys sorted, so a row's own order is not the query's).
+const valueNames = (data, panel) => (data.aggregates?.length ? panel.values : []);
 
 function note(card, text) {
   const el = card.querySelector("[data-panel-note]");
@@ -49,7 +49,7 @@ function drawChart(card, panel, data) {
     return;
   }
   if (panel.visualization === "heatmap") note(card, "The query has no HEATMAP calculation: drawn as lines.");
-  const name = valueNames(data)[0];
+  const name = valueNames(data, panel)[0];
   const bars = panel.visualization === "bars";
   el.dataset.chart = bars ? "bars" : "lines";
   timeChart(el, data.series.map((b) => b.time), lines(data, name), {
@@ -61,7 +61,7 @@ function drawChart(card, panel, data) {
   });
 }
 
-function drawNumber(card, data) {
+function drawNumber(card, panel, data) {
   const el = card.querySelector("[data-panel-number]");
   el.hidden = false;
   if (!data.aggregates) {
@@ -69,7 +69,7 @@ function drawNumber(card, data) {
     el.title = "events";
     return;
   }
-  const name = valueNames(data)[0];
+  const name = panel.values[0];
   const first = data.aggregates[0];
   const value = first ? first.values[name] : ZERO_WHEN_EMPTY.test(name) ? 0 : null;
   el.textContent = formatNumber(value);
@@ -86,14 +86,14 @@ function cell(row, text, header = false) {
   return el;
 }
 
-function drawTable(card, data) {
+function drawTable(card, panel, data) {
   const wrap = card.querySelector("[data-panel-table]");
   const table = wrap.querySelector("table");
   table.replaceChildren();
   const head = table.createTHead().insertRow();
   const body = table.createTBody();
   if (data.aggregates) {
-    const names = valueNames(data);
+    const names = valueNames(data, panel);
     const groupKeys = Object.keys(data.aggregates[0]?.groups ?? {});
     groupKeys.forEach((k) => cell(head, k, true));
     names.forEach((n) => cell(head, n, true).classList.add("num"));
@@ -119,11 +119,11 @@ function drawPanel(card, panel) {
   const data = panel.data;
   if (!data) return; // its error is on the page already
   const charted = ["line", "bars", "heatmap"].includes(panel.visualization);
-  if (panel.visualization === "number") drawNumber(card, data);
-  else if (charted && data.series && valueNames(data).length) drawChart(card, panel, data);
+  if (panel.visualization === "number") drawNumber(card, panel, data);
+  else if (charted && data.series && valueNames(data, panel).length) drawChart(card, panel, data);
   else {
     if (charted) note(card, "The query lists events: shown as a table.");
-    drawTable(card, data);
+    drawTable(card, panel, data);
   }
   if (data.aggregates && !data.aggregates.length && panel.visualization !== "number") {
     note(card, "No events match in this timeframe.");
