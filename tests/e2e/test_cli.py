@@ -79,6 +79,9 @@ def test_bootstrap_keys_work_on_the_server(tmp_path: Path) -> None:
         assert server.send(boot["ingestKey"], "logs", [{"hello": "world"}]).status_code == 202
         stored = server.read(boot["adminKey"], "logs")
         assert [e["hello"] for e in stored] == ["world"]
+        # Printed again while the server runs: its addresses, on its own port.
+        shown = cli.ok("bootstrap")
+        assert f"{server.url}/events/v1/<dataset>" in shown and ":8000" not in shown
     finally:
         server.stop()
     # The server found a bootstrapped database and made nothing new.

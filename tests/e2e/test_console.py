@@ -61,6 +61,7 @@ def test_login_and_logout_forms_refuse_a_missing_or_wrong_csrf_token(
     email, password = new_user(server, tenant.workspace_id)
     browser = Browser(server)
     page = browser.client.get("/login")
+    assert "<title>Log in · Limelight</title>" in page.text
     fields = dict(post_forms(page.text, "/login")[0].fields)
     # A token with a character past ASCII is a wrong token too, not a 500.
     for csrf in ("", "f" * 64, "é" * 64):

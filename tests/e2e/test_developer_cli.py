@@ -181,3 +181,14 @@ def read_until(proc: subprocess.Popen[str], text: str, timeout: float = 60) -> s
             assert line, f"tail exited: {proc.stderr.read() if proc.stderr else ''}"
             seen += line
     return seen
+
+
+def test_login_takes_the_address_from_limelight_url_as_the_other_commands_do(
+    server: LiveServer, tenant: Tenant, tmp_path: Path
+) -> None:
+    env = {**env_of(server, tenant), "XDG_CONFIG_HOME": str(tmp_path)}
+    out = run_cli(["login"], env)
+    assert out.returncode == 0, out.stderr
+    assert f"Logged in to {server.url} as profile 'default'" in out.stdout
+    saved = json.loads((tmp_path / "limelight" / "profiles.json").read_text())
+    assert saved["default"]["url"] == server.url

@@ -14,7 +14,7 @@ from limelight.bootstrap import BootstrapResult, ensure_default
 from limelight.cli.failures import BadUsage
 from limelight.cli.installation import installation, private_from_now
 from limelight.cli.output import Cell, JsonFlag, note, print_fields, print_json, say
-from limelight.data_lock import DataDirLock, new_operator_token
+from limelight.data_lock import DataDirLock, holder, new_operator_token
 from limelight.http_server import ensure_port_free
 from limelight.logs import configure_logging
 from limelight.settings import Settings
@@ -64,7 +64,16 @@ def bootstrap(as_json: JsonFlag = False) -> None:
             }
         )
     else:
-        _print_bootstrap(result, inst.settings, "all")
+        _print_bootstrap(result, _as_served(inst.settings), "all")
+
+
+def _as_served(settings: Settings) -> Settings:
+    """The settings with the address of the server that holds the data directory, when
+    one does and no public URL is set: its own port, not this command's default."""
+    held = holder(settings.data_dir)
+    if settings.public_url or held is None or not held.url:
+        return settings
+    return settings.model_copy(update={"public_url": held.url})
 
 
 def migrate() -> None:
