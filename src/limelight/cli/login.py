@@ -15,8 +15,9 @@ from limelight.cli.remote import DEFAULT_PROFILE, Server, Target, normal_url, sa
 def login(
     url: Annotated[
         str,
-        typer.Option("--url", envvar="LIMELIGHT_URL", show_envvar=True,
-                     help="The server's address."),
+        typer.Option(
+            "--url", envvar="LIMELIGHT_URL", show_envvar=True, help="The server's address."
+        ),
     ],  # fmt: skip
     profile: Annotated[
         str, typer.Option("--profile", help="The profile's name.")
