@@ -39,7 +39,7 @@ from bench.generated import SPAN_MS, load, make_tenants
 from bench.queries import GENERATE, NEEDLE, NEEDLE_EVERY, Size, _run_through_api
 from limelight.errors import StoreError
 from limelight.query.compile import RunOptions, Timeframe, compile_run
-from limelight.query.needle import CASED, CASED_NUMBERS, NUMBERS, PHRASES, WORDS
+from limelight.query.needle import CASED, CASED_NUMBERS, DIGIT_RUNS, NUMBERS, PHRASES, WORDS
 from limelight.query.spec import validate_fields
 from limelight.store.events.base import JSON_PARSE_SETTINGS, settings_clause
 from limelight.store.events.chdb_store import ChdbEventStore
@@ -331,6 +331,7 @@ INDEXES = {
     "cased (DDL 0019)": f", INDEX raw_cased {CASED} TYPE text(tokenizer = 'splitByNonAlpha')",
     "cased numbers (0025)": f", INDEX raw_cased_numbers_three {CASED_NUMBERS} "
     "TYPE text(tokenizer = 'splitByNonAlpha')",
+    "digit runs (0026)": f", INDEX raw_digit_runs {DIGIT_RUNS} TYPE text(tokenizer = ngrams(3))",
 }
 INDEXES["all (as now)"] = "".join(v for k, v in INDEXES.items() if k != "no index")
 

@@ -76,13 +76,14 @@ one does not match, so a missing key matches neither.
   (``Payment failed``, ``OrderService.process()``, ``user_id=``, ``GET /api/cart``),
   and, through a second cased index, one with quotes, more punctuation or one to
   three digits at its end after punctuation (``code ERR-42``, ``"level":"Error``,
-  ``HTTP 503``, ``[Retry]``). Any other needle (starting with a digit, a longer number, a number
-  right after a letter, other scripts, one of ``$ < > ^ ~``, a backslash or a
+  ``HTTP 503``, ``[Retry]``), and a needle of three digits alone (``503``, found
+  anywhere in a number). Any other needle (starting with a digit, a longer number, a
+  number right after a letter, other scripts, one of ``$ < > ^ ~``, a backslash or a
   backquote, one character) and a regex read the events' text, but only in the
   blocks of events where the indexes find its parts (its text with the first three
-  digits of each number, a ``matchCase`` needle's cased stretches, a regex's literal
-  text) and an ngram index cannot rule it out: fast when few events hold it, a scan
-  when many do.
+  digits of each number, every three consecutive digits of its numbers, a
+  ``matchCase`` needle's cased stretches, a regex's literal text) and an ngram index
+  cannot rule it out: fast when few events hold it, a scan when many do.
 - The timeframe is ``from`` inclusive, ``to`` exclusive.
 
 Calculations

@@ -57,13 +57,19 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   ``HTTP 503``) occurs in ``raw`` exactly where its spelling occurs here, inside one
   token: answered from the dictionary.
 
+- DIGIT_RUNS (DDL 0026): each run of three digits or more of ``raw``, tokenized into
+  its 3-grams. A needle's run of digits lies inside one run of ``raw``'s wherever it
+  occurs, so its 3-grams are tokens of every event holding the needle; three digits
+  alone (``503``, also inside ``1503`` or ``af503``) occur exactly where their gram is
+  a token: answered from the index's postings.
+
 Anything else (a needle starting with digits, longer numbers, other scripts, one
 character, ``matchCase`` with other punctuation, a regex) is tested on ``raw`` itself;
 what of it the indexes can answer (its stretches between digits, each with the first
-three digits after it where NUMBERS holds them; a ``matchCase`` needle's stretches in
-CASED; a regex's literal text) is asked of them first, so the engine reads ``raw``
-only in the granules where those occur, and the ngram index (DDL 0003) rules out
-granules too.
+three digits after it where NUMBERS holds them; the 3-grams of its numbers; a
+``matchCase`` needle's stretches in CASED; a regex's literal text) is asked of them
+first, so the engine reads ``raw`` only in the granules where those occur, and the
+ngram index (DDL 0003) rules out granules too.
 """
 
 from __future__ import annotations
@@ -139,6 +145,16 @@ _SPELL_CASED_NUMBERS = str.maketrans(
 # What CASED_NUMBERS keeps inside a token, apart from digits.
 _NOT_IN_CASED_NUMBERS = re.compile(f"[^A-Za-z{re.escape(_NUMBERS_SPELLED)}]+")
 
+# DIGIT_RUNS (DDL 0026): each run of three digits or more, tokenized into its 3-grams.
+# A needle's digits occur in raw only inside one run of it, so every 3-gram of a run of
+# three digits or more in a needle is a token of each event that holds the needle, and
+# a needle of three digits alone is in an event exactly when its gram is. The statement
+# names the tokenizer: where the index is not built yet the function tokenizes as the
+# index does (with none named it splits at non-letters, and "503" inside "1503" is lost).
+DIGIT_RUNS = "extractAll(raw, '[0-9]{3,}')"
+_DIGIT_RUNS = re.compile("[0-9]{3,}")
+_THREE_DIGITS = re.compile("[0-9]{3}")
+
 _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
 _SPELL = str.maketrans(_SEPARATORS, _SPELLINGS)
 # A needle of two or more ASCII letters is looked up in WORDS.
@@ -158,6 +174,9 @@ def needle_sql(needle: Needle, params: Params) -> str:
         narrowed = _narrowing(literal, params)
         pattern = needle.value if needle.matchCase else "(?i)" + needle.value
         return _all([*narrowed, f"match(raw, {params.add(pattern, 'String')})"])
+    if _THREE_DIGITS.fullmatch(needle.value):
+        # Exact, with or without matchCase: digits have no case.
+        return _digit_grams([needle.value], params)
     if not needle.matchCase and _LETTERS.fullmatch(needle.value):
         # Letters occur in raw (ASCII case folded) exactly where they occur in WORDS,
         # whose digits only became spaces, always inside one token of it.
@@ -251,13 +270,21 @@ def _narrowing(texts: list[str], params: Params, cased: Sequence[str] = ()) -> l
         and not any(s in p for p in pieces)
         and not any(s in c for c in implied)
     ]
+    grams = [
+        run[i : i + 3] for t in texts for run in _DIGIT_RUNS.findall(t) for i in range(len(run) - 2)
+    ]
     return [
         *(_numbers_like(p, params) for p in dict.fromkeys(pieces)),
         *(
             f"{PHRASES} LIKE {params.add('%' + s.translate(_SPELL) + '%', 'String')}"
             for s in dict.fromkeys(stretches)
         ),
+        *([_digit_grams(list(dict.fromkeys(grams)), params)] if grams else []),
     ]
+
+
+def _digit_grams(grams: list[str], params: Params) -> str:
+    return f"hasAllTokens({DIGIT_RUNS}, {params.add(grams, 'Array(String)')}, 'ngrams')"
 
 
 def _all(conditions: list[str]) -> str:

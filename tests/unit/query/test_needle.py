@@ -10,6 +10,7 @@ import pytest
 from limelight.query.needle import (
     CASED,
     CASED_NUMBERS,
+    DIGIT_RUNS,
     NUMBERS,
     PHRASES,
     WORDS,
@@ -66,6 +67,7 @@ def test_the_indexes_expressions_are_those_their_ddl_states() -> None:
     assert f"raw_numbers_three {NUMBERS} TYPE" in ddl_text(24)
     assert f"raw_cased {CASED} TYPE" in ddl_text(19)
     assert f"raw_cased_numbers_three {CASED_NUMBERS} TYPE" in ddl_text(25)
+    assert f"raw_digit_runs {DIGIT_RUNS} TYPE text(tokenizer = ngrams(3))" in ddl_text(26)
 
 
 def _sql(value: str, **flags: bool) -> str:
@@ -91,6 +93,31 @@ def test_needles_with_quotes_or_a_number_after_punctuation_are_answered_by_an_in
 )
 def test_other_needles_with_digits_are_checked_on_raw(value: str) -> None:
     assert "positionCaseInsensitive(raw, " in _sql(value)
+
+
+@pytest.mark.parametrize("match_case", [False, True])
+def test_three_digits_alone_are_answered_by_the_digit_runs_index_alone(match_case: bool) -> None:
+    params = Params()
+    sql = needle_sql(Needle(value="503", matchCase=match_case), params)
+    assert sql == f"hasAllTokens({DIGIT_RUNS}, {{p0:Array(String)}}, 'ngrams')"
+    assert params.values == {"p0": ["503"]}
+
+
+@pytest.mark.parametrize(
+    ("value", "grams"),
+    [
+        ("48213", ["482", "821", "213"]),
+        ("503 Service", ["503"]),
+        ("id af12345 x9999", ["123", "234", "345", "999"]),
+    ],
+)
+def test_longer_runs_of_digits_are_narrowed_by_all_their_grams(
+    value: str, grams: list[str]
+) -> None:
+    params = Params()
+    sql = needle_sql(Needle(value=value), params)
+    assert f"hasAllTokens({DIGIT_RUNS}, " in sql and "positionCaseInsensitive(raw, " in sql
+    assert grams in params.values.values()
 
 
 def test_a_number_is_narrowed_by_its_text_and_first_three_digits() -> None:
