@@ -124,6 +124,11 @@ def test_query_runs_an_inline_query_and_prints_a_table(server: LiveServer, tenan
     # The series as a line of blocks per group: the events are all in the last bucket.
     chart = table.stdout.split("over time")[1].splitlines()
     assert any(line.strip().startswith("checkout") and line.endswith("█") for line in chart)
+    # A dataset the environment never held is said, not only "No events".
+    mistyped = cli(server, tenant, "query", "--dataset", "ap")
+    assert mistyped.returncode == 0, mistyped.stderr
+    assert "No events in the timeframe." in mistyped.stdout
+    assert "warning: no dataset 'ap' here; known: app" in mistyped.stderr
 
 
 def test_query_runs_a_saved_query_by_name(server: LiveServer, tenant: Tenant) -> None:

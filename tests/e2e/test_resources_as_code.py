@@ -5,6 +5,7 @@ back to no change, and a folder with an error changes nothing."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -76,6 +77,11 @@ def test_apply_creates_the_folder_and_a_second_apply_changes_nothing(
     ]
     assert f"created query slow-checkouts ({query['id']})" in applied.stdout
     assert "webhook secret" in applied.stdout
+    # The query runs by its id in the folder, as by its name.
+    for name in ("slow-checkouts", "slow checkouts"):
+        ran = cli(server, tenant, "query", name, "--json")
+        assert ran.returncode == 0, ran.stderr
+        assert "aggregates" in json.loads(ran.stdout)
 
     again = cli(server, tenant, "plan", str(EXAMPLE))
     assert again.returncode == 0, again.stdout + again.stderr

@@ -16,7 +16,16 @@ import typer
 from rich.markup import escape
 
 from limelight.cli.failures import BadUsage, Refused, Unusable
-from limelight.cli.output import JsonFlag, json_text, print_json, print_table, printable, safe, say
+from limelight.cli.output import (
+    JsonFlag,
+    json_text,
+    note,
+    print_json,
+    print_table,
+    printable,
+    safe,
+    say,
+)
 from limelight.cli.remote import (
     ApiError,
     ProfileOption,
@@ -117,17 +126,22 @@ def _aggregates(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[s
 
 
 def _saved(server: Server, name: str) -> str:
-    """The id of the saved query with this id or name."""
+    """The id of the saved query with this id, this id in a resources folder (what
+    ``limelight apply`` manages it by: ``slow-checkouts``), or this name."""
     queries = objects_of(server.call("GET", "/v1/queries"), "queries", "saved queries")
     if any(q.get("id") == name for q in queries):
         return name
-    named = [str(q["id"]) for q in queries if q.get("name") == name]
+    managed = objects_of(server.call("GET", "/v1/managed"), "managed", "managed")
+    ids = [m.get("id") for m in managed if (m.get("type"), m.get("managed_id")) == ("query", name)]
+    if ids and isinstance(ids[0], str):
+        return ids[0]
+    named = [str(q.get("id")) for q in queries if q.get("name") == name]
     if len(named) > 1:
         raise Refused(
             f"{len(named)} saved queries are named {name!r}: give an id ({', '.join(named)})"
         )
     if not named:
-        raise Refused(f"no saved query has the id or name {name!r}")
+        raise Refused(f"no saved query has the id, folder id or name {name!r}")
     return named[0]
 
 
@@ -206,7 +220,12 @@ def query(
         data = run(server, body)
     if as_json:
         print_json(data)
-    elif "events" in data:
+        return
+    # What the run found odd ("no dataset 'logz' here; known: ..."): a mistyped name
+    # otherwise reads as "No events in the timeframe."
+    for warning in data.get("warnings") or []:
+        note(f"warning: {warning}")
+    if "events" in data:
         events = objects_of(data, "events", "query run")
         for event in events:
             say(event_line(event))
