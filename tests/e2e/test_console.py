@@ -6,7 +6,7 @@ import httpx
 
 from tests import web
 from tests.e2e.oauth_support import Browser, new_user, post_forms, query_of
-from tests.support import LiveServer, Tenant
+from tests.support import LiveServer, Tenant, run_cli
 
 
 def set_cookie(response: httpx.Response, name: str) -> str:
@@ -133,3 +133,28 @@ def test_pages_need_a_login(server: LiveServer) -> None:
     assert query_of(home.headers["location"]) == {"next": "/"}
     forged = web.post(f"{server.url}/installations/abc/uninstall", data={"csrf": "x"})
     assert forged.status_code == 303 and forged.headers["location"].startswith("/login")
+
+
+def test_a_lost_password_is_replaced_from_the_command_line_and_ends_the_sessions(
+    server: LiveServer, tenant: Tenant
+) -> None:
+    email, password = new_user(server, tenant.workspace_id)
+    browser = Browser(server)
+    assert browser.login(email, password).status_code == 303
+    assert browser.client.get("/").status_code == 200
+
+    out = run_cli(["users", "set-password", email], server.env)
+    assert out.returncode == 0, out.stderr
+    new_password = out.stdout.strip().rsplit(": ", 1)[1]
+    assert "ended 1 console session" in out.stderr
+    assert browser.client.get("/").status_code == 303  # to the login page: the session ended
+    assert Browser(server).login(email, password).status_code != 303
+    assert Browser(server).login(email, new_password).status_code == 303
+
+    chosen = "a chosen passphrase, long enough"
+    given = run_cli(["users", "set-password", email, "--password-stdin"], server.env, chosen)
+    assert given.returncode == 0 and chosen not in given.stdout
+    assert Browser(server).login(email, chosen).status_code == 303
+    weak = run_cli(["users", "set-password", email, "--password-stdin"], server.env, "short")
+    assert weak.returncode == 1 and "Traceback" not in weak.stderr
+    browser.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -85,6 +86,32 @@ def users_list(as_json: JsonFlag = False) -> None:
         ["id", "email", "workspaces", "created"],
         [[r["userId"], r["email"], ", ".join(r["workspaces"]), r["createdAt"]] for r in rows],
     )
+
+
+@users.command("set-password")
+def users_set_password(
+    user: Annotated[str, typer.Argument(help="User id or email.")],
+    password_stdin: Annotated[
+        bool,
+        typer.Option(
+            "--password-stdin",
+            help="Read the password from standard input; else one is made and printed once.",
+        ),
+    ] = False,
+) -> None:
+    """Give a user a new password (a lost one included) and end their console sessions."""
+    made = not password_stdin
+    password = secrets.token_urlsafe(18) if made else sys.stdin.readline().rstrip("\r\n")
+    password_hash = hash_password(password)
+    with installation().session(immediate=True) as s:
+        found = accounts.find_user(s, user)
+        ended = accounts.set_password(s, found, password_hash)
+        email = found.email
+    say(f"new password for {email}" + (f": {password}" if made else ""))
+    if made:
+        note("the password is shown once: keep it")
+    if ended:
+        note(f"ended {ended} console session{'s' if ended != 1 else ''} of {email}")
 
 
 @users.command("add-to-workspace")

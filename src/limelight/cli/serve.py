@@ -42,7 +42,10 @@ def _print_bootstrap(result: BootstrapResult, settings: Settings, app_name: AppN
 
     print_fields([*fields, *served_urls(settings, app_name)])
     if result.admin_key or result.admin_password:
-        note("the admin key and the password are shown once: keep them")
+        note(
+            "the admin key and the password are shown once: keep them"
+            f" (limelight users set-password {result.admin_email} makes a new password)"
+        )
     else:
         note("make another admin key with: limelight keys create --kind admin")
 

@@ -119,6 +119,15 @@ def session_user(s: Session, token_hash: str, now: datetime) -> User | None:
     return row[1] if row else None
 
 
+def set_password(s: Session, user: User, password_hash: str) -> int:
+    """A new password for ``user``; its console sessions end (a password is changed when
+    the old one may be known to someone else). The number of sessions ended."""
+    user.password_hash = password_hash
+    ended = s.execute(delete(ConsoleSession).where(ConsoleSession.user_id == user.id))
+    s.flush()
+    return int(getattr(ended, "rowcount", 0))
+
+
 def delete_session(s: Session, token_hash: str) -> None:
     s.execute(delete(ConsoleSession).where(ConsoleSession.token_hash == token_hash))
 
