@@ -441,6 +441,15 @@ def test_unknown_path_404_and_wrong_method_405(server: LiveServer, tenant: Tenan
     r = web.get(f"{server.url}/otel/v1/traces", headers={"x-api-key": tenant.ingest_key})
     assert r.status_code == 405
     assert r.json()["message"] == "Method Not Allowed"
+    # The server's address without /otel, as an SDK's endpoint: the answer says where.
+    headers = {**PROTOBUF, "x-api-key": tenant.ingest_key}
+    bare = web.post(f"{server.url}/v1/traces", content=span_body("x"), headers=headers)
+    assert bare.status_code == 404
+    assert "send to /otel/v1/traces" in bare.json()["reason"]
+    events = web.post(f"{server.url}/v1/logs", json=[{"a": 1}], headers=headers)
+    assert events.status_code == 404
+    assert "events of a dataset are sent to /events/v1/<dataset>" in events.json()["reason"]
+    assert "send to /otel/v1/logs" in events.json()["reason"]
 
 
 def test_dataset_headers(server: LiveServer, tenant: Tenant) -> None:

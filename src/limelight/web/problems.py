@@ -9,6 +9,7 @@ answered with a bare 500 that leaks nothing.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import orjson
@@ -65,6 +66,24 @@ def framework_headers(exc: StarletteHTTPException) -> dict[str, str]:
     return headers
 
 
+_OTLP_SIGNAL = re.compile(r"/v1/(traces|logs|metrics)/?")
+_ONE_NAME = re.compile(r"/v1/[^/]+/?")
+_EVENTS = "events of a dataset are sent to /events/v1/<dataset>"
+_SDK = "this server's address with /otel"
+
+
+def _where_instead(request: Request) -> str | None:
+    """For a POST to a path no route serves that a shipper's first setup often sends to
+    (the server's address without its app's prefix), where it goes instead."""
+    if request.method != "POST":
+        return None
+    path = request.url.path.rstrip("/")
+    if _OTLP_SIGNAL.fullmatch(path):
+        otlp = f"OTLP is served under /otel: send to /otel{path} (an SDK's endpoint is {_SDK})"
+        return f"{otlp}; {_EVENTS}" if path.endswith("/logs") else otlp
+    return _EVENTS if _ONE_NAME.fullmatch(path) else None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def exposed(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ExposedError)
@@ -75,8 +94,10 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, StarletteHTTPException)
         cls = _STATUS_TITLES.get(exc.status_code)
         message = cls.title if cls else str(exc.detail)
-        note_reason(request, message)
-        return json_response({"message": message}, exc.status_code, framework_headers(exc))
+        hint = _where_instead(request) if exc.status_code == 404 else None
+        note_reason(request, hint or message)
+        body = {"message": message, **({"reason": hint} if hint else {})}
+        return json_response(body, exc.status_code, framework_headers(exc))
 
     async def request_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
