@@ -254,6 +254,8 @@ def test_a_services_page_lists_its_operations_slowest_traces_and_errors(shop: Me
     assert [r[2] for r in rows_of(page.text, "slowest")] == ["100 ms", "30 ms"]
     [error] = rows_of(page.text, "errors")
     assert error[:2] == ["card declined", "1"] and error[3] == "charge"
+    # Errors of inner spans are listed where the figures count requests: the page says so.
+    assert "Every failed span of checkout, inner ones included" in page.text
     links = re.findall(
         r'<a href="([^"]+)">Traces with this error</a> · <a href="([^"]+)">', page.text
     )
