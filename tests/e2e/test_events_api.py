@@ -149,6 +149,33 @@ def test_a_batch_with_no_valid_event_is_a_400_listing_all(
     assert server.read(tenant.admin_key, ds) == []
 
 
+def test_a_batch_on_more_days_than_a_request_may_hold_is_refused_whole(
+    server: LiveServer, tenant: Tenant, ds: str
+) -> None:
+    day = 86_400_000
+    start = int(time.time() * 1000) - 400 * day
+    r = server.send(tenant.ingest_key, ds, [{"_timestamp": start + i * day} for i in range(101)])
+    assert r.status_code == 400
+    assert "at most 100 days (UTC); this one's fall on 101" in r.json()["reason"]
+    days = server.send(tenant.ingest_key, ds, [{"_timestamp": start + i * day} for i in range(100)])
+    assert days.status_code == 202
+    # Only the second batch's events are stored: 30 on the first 30 days both sent to.
+    run = web.post(
+        f"{server.url}/v1/query_run?wait=30",
+        json={
+            "query": {
+                "calculations": [{"operator": "COUNT"}],
+                "namespaces": [{"type": "dataset", "value": ds}],
+            },
+            "from": start,
+            "to": start + 30 * day,
+        },  # fmt: skip
+        headers={"Authorization": tenant.admin_key},
+    )
+    assert run.status_code == 200, run.text
+    assert run.json()["data"]["aggregates"][0]["values"]["COUNT"] == 30, run.text
+
+
 def test_an_event_just_under_256kb_is_accepted(server: LiveServer, tenant: Tenant, ds: str) -> None:
     event = {"p": "x" * (256 * 1024 - 9)}  # 256kb - 1 byte as JSON
     assert server.send(tenant.ingest_key, ds, [event]).status_code == 202

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
+from limelight.errors import BadRequest
 from limelight.ingest.service import Origin, ingest_body
 from limelight.query.compile import RunOptions, Timeframe
 from limelight.query.spec import validate_fields
@@ -84,14 +85,26 @@ def test_an_event_naming_one_path_twice_is_stored_and_its_first_value_counts(sto
 
 def test_a_batch_spanning_more_than_a_hundred_days_is_stored(store: Any) -> None:
     # The engine refuses an INSERT touching more than 100 day partitions: a backfill of
-    # a year in one batch got a 500.
-    events = [{"timestamp": 1_000_000_000_000 + i * DAY_MS, "n": i} for i in range(250)]
+    # a year in one batch got a 500. Its 100 days, one every other day, take two.
+    events = [{"timestamp": 1_000_000_000_000 + i * 2 * DAY_MS, "n": i} for i in range(100)]
     outcome = ingest_body(store, Origin(TENANT, "backfill"), orjson.dumps(events), limits())
-    assert outcome.accepted == 250
+    assert outcome.accepted == 100
     stored = _stored(store, "backfill")
     assert sorted((e["n"], e["_timestamp"]) for e in stored) == [
         (e["n"], e["timestamp"]) for e in events
     ]
+
+
+def test_a_batch_falling_on_more_than_a_hundred_days_is_refused_whole(store: Any) -> None:
+    # Each day is a part of its own: 2,000 events on 2,000 days held every tenant's inserts.
+    events = [{"timestamp": 1_000_000_000_000 + i * DAY_MS, "n": i} for i in range(101)]
+    with pytest.raises(BadRequest) as refused:
+        ingest_body(store, Origin(TENANT, "spread"), orjson.dumps(events), limits())
+    assert refused.value.reason == (
+        "a request's events fall on at most 100 days (UTC); this one's fall on 101:"
+        " send them in requests of fewer days"
+    )
+    assert _stored(store, "spread") == []
 
 
 def test_a_body_of_several_parsing_chunks_keeps_each_event_with_its_own_data(store: Any) -> None:
