@@ -106,7 +106,9 @@ class Retention:
             DatasetCutoff(tenant, dataset, now_ms - seconds * 1000)
             for tenant, dataset, seconds in overrides
         ]
-        expired = expire(unscoped(self._events), now_ms - self.default * 1000, cutoffs)
+        expired = expire(
+            unscoped(self._events), now_ms - self.default * 1000, cutoffs, self._stop.is_set
+        )
         if expired.partitions or expired.rows:
             log.info(
                 "retention removed %d day partitions and %d events by delete",

@@ -14,8 +14,11 @@ from limelight.errors import BadRequest
 from limelight.retention import Retention, parse_retention, set_dataset_retention
 from limelight.settings import Settings
 from limelight.store.events.base import EventRow, EventStore
+from limelight.store.events.expiry import expire
+from limelight.store.events.unscoped import unscoped
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS
 from tests.support import migrated_sqlite
 
 NOW = datetime(2026, 11, 23, 15, 30, tzinfo=UTC)
@@ -112,3 +115,23 @@ def test_thousands_of_datasets_with_their_own_retention_are_one_pass(
     Retention(Settings(retention_days=30), meta, store, clock=lambda: NOW).apply()
     # d-7 keeps 60 days (odd n), logs the default 30.
     assert _ages_left(store, tenant) == _kept("logs", 30) + _kept("d-7", 60)
+
+
+def test_a_pass_asked_to_stop_stops_between_statements_and_the_next_takes_up_the_rest(
+    store: EventStore, meta: MetaDB
+) -> None:
+    tenant = _tenant(meta)
+    store.insert(tenant, _rows("logs"))
+    settings = Settings(retention_days=30)
+    retention = Retention(settings, meta, store, clock=lambda: NOW)
+    asked: list[int] = []
+
+    def stopping() -> bool:
+        asked.append(1)
+        return len(asked) > 1  # after the first statement
+
+    expire(unscoped(store), int(NOW.timestamp() * 1000) - 30 * DAY_MS, [], stopping)
+    # One of the two old days went; the other, and the deletes, wait for the next pass.
+    assert len(_ages_left(store, tenant)) == len(AGES_DAYS) - 1
+    retention.apply()
+    assert _ages_left(store, tenant) == _kept("logs", 30)
