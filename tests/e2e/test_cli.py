@@ -109,6 +109,9 @@ def test_workspaces_create_and_list(cli: Cli) -> None:
 
     message = cli.fails("workspaces", "create", "acme")
     assert "acme" in message and "exists" in message
+    # A name's escape sequence is shown as its code, not sent to the terminal.
+    odd = cli.ok("workspaces", "create", "ti\x1b]0;tle\x07")
+    assert "\x1b" not in odd and "ti\\x1b]0;tle\\x07" in odd
 
 
 def test_environments_create_and_list(cli: Cli) -> None:

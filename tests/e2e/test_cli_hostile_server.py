@@ -247,3 +247,11 @@ def test_a_time_in_other_digits_is_a_usage_error(fake: Fake) -> None:
     out = fake.cli("query", "--from", "²")
     assert out.returncode == 2
     assert "--from: '²' is not a time" in out.stderr
+
+
+def test_an_events_level_is_upper_cased_before_its_codes_are_shown(fake: Fake) -> None:
+    events = [{"_id": "1", "level": "error\x1b[5m", "message": "m"}]
+    fake.answers("POST", "/v1/query_run", 200, completed({"events": events}))
+    out = fake.cli("query")
+    assert out.returncode == 0, out.stderr
+    assert "ERROR\\x1b[5M" in out.stdout  # the code as it is: \x1b, not \X1B

@@ -16,7 +16,16 @@ from limelight.auth.passwords import hash_password
 from limelight.auth.secrets import SecretKind, display, hash_secret, new_secret
 from limelight.cli.failures import BadUsage, Refused
 from limelight.cli.installation import installation
-from limelight.cli.output import JsonFlag, note, print_fields, print_json, print_table, say, when
+from limelight.cli.output import (
+    JsonFlag,
+    note,
+    print_fields,
+    print_json,
+    print_table,
+    safe,
+    say,
+    when,
+)
 from limelight.store.meta import accounts_repo as accounts
 from limelight.store.meta import oauth_repo, repos
 from limelight.store.meta.accounts_models import Integration
@@ -63,7 +72,7 @@ def users_create(
     if as_json:
         print_json(row)
     else:
-        say(f"created user {row['email']} ({row['userId']}){where}")
+        say(safe(f"created user {row['email']} ({row['userId']}){where}"))
 
 
 @users.command("list")
@@ -107,7 +116,7 @@ def users_set_password(
         found = accounts.find_user(s, user)
         ended = accounts.set_password(s, found, password_hash)
         email = found.email
-    say(f"new password for {email}" + (f": {password}" if made else ""))
+    say(safe(f"new password for {email}" + (f": {password}" if made else "")))
     if made:
         note("the password is shown once: keep it")
     if ended:
@@ -124,7 +133,7 @@ def users_add_to_workspace(
         found = accounts.find_user(s, user)
         ws = repos.find_workspace(s, workspace)
         added = accounts.add_member(s, found, ws, utcnow())
-        say(f"{found.email} is {'now' if added else 'already'} a member of {ws.name}")
+        say(safe(f"{found.email} is {'now' if added else 'already'} a member of {ws.name}"))
 
 
 # -- integrations -------------------------------------------------------------------------
@@ -251,7 +260,7 @@ def integrations_delete(client_id: ClientId) -> None:
     """Delete an integration: its tokens and the keys made for it stop working at once."""
     with installation().session(immediate=True) as s:
         removed = oauth_repo.delete_integration(s, _find(s, client_id), utcnow())
-    say(f"deleted integration {client_id} ({removed} active installations revoked)")
+    say(safe(f"deleted integration {client_id} ({removed} active installations revoked)"))
 
 
 @integrations.command("rotate-secret")
@@ -286,4 +295,4 @@ def integrations_uninstall(
         )
         for inst, *_ in installs:
             oauth_repo.revoke_installation(s, inst.id, utcnow())
-    say(f"uninstalled {len(installs)} installation(s) of {client_id}")
+    say(safe(f"uninstalled {len(installs)} installation(s) of {client_id}"))

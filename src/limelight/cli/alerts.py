@@ -15,6 +15,7 @@ from limelight.cli.output import (
     print_fields,
     print_json,
     print_table,
+    safe,
     say,
     when_ms,
 )
@@ -110,7 +111,7 @@ def alerts_test(alert_id: AlertId, as_json: JsonFlag = False) -> None:
     else:
         for n in sent:
             outcome = f"ok ({n['status']})" if n["ok"] else f"failed: {n['error']}"
-            say(f"{n['type']} {n['target']}: {outcome} after {n['tries']} tries")
+            say(safe(f"{n['type']} {n['target']}: {outcome} after {n['tries']} tries"))
     failed = [n for n in sent if not n["ok"]]
     if failed:
         raise Refused(f"{len(failed)} of {len(sent)} destinations did not take the notification")

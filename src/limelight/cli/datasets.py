@@ -9,7 +9,7 @@ import typer
 from limelight.cli.engine import datasets_held
 from limelight.cli.failures import Refused
 from limelight.cli.installation import installation
-from limelight.cli.output import JsonFlag, print_json, print_table, say
+from limelight.cli.output import JsonFlag, print_json, print_table, safe, say
 from limelight.cli.tenancy import WorkspaceOption
 from limelight.ingest.service import check_dataset
 from limelight.retention import describe, parse_retention, retentions, set_dataset_retention
@@ -61,7 +61,7 @@ def datasets_retention(
         print_json(found)
     else:
         default = " (the default)" if found["retention_is_default"] else ""
-        say(f"{dataset} keeps its events for {found['retention']}{default}")
+        say(safe(f"{dataset} keeps its events for {found['retention']}{default}"))
 
 
 @datasets.command("list")

@@ -9,7 +9,7 @@ import typer
 from limelight.auth.api_keys import mint_key
 from limelight.auth.key_owners import admin_key_owner
 from limelight.cli.installation import installation
-from limelight.cli.output import JsonFlag, note, print_json, print_table, say, when
+from limelight.cli.output import JsonFlag, note, print_json, print_table, safe, say, when
 from limelight.store.meta import repos
 from limelight.store.meta.models import ApiKey
 
@@ -33,7 +33,7 @@ def workspaces_create(
     if as_json:
         print_json(row)
     else:
-        say(f"created workspace {row['name']} ({row['workspaceId']})")
+        say(safe(f"created workspace {row['name']} ({row['workspaceId']})"))
 
 
 @workspaces.command("list")
@@ -67,7 +67,7 @@ def environments_create(
     if as_json:
         print_json(row)
     else:
-        say(f"created environment {row['name']} ({row['environmentId']}) in {ws_name}")
+        say(safe(f"created environment {row['name']} ({row['environmentId']}) in {ws_name}"))
 
 
 @environments.command("list")
@@ -103,7 +103,7 @@ def environments_redaction(
     with installation().session(immediate=True) as s:
         env = repos.find_environment(s, environment, repos.find_workspace(s, workspace))
         env.redact_secrets = on
-        say(f"redaction is {'on' if on else 'off'} for {env.name} ({env.id})")
+        say(safe(f"redaction is {'on' if on else 'off'} for {env.name} ({env.id})"))
 
 
 def _key_row(k: ApiKey) -> dict[str, Any]:
@@ -159,7 +159,7 @@ def keys_create(
     else:
         say(f"created {kind} key {row['id']}: {new.value}")
         if owner_email is not None:
-            say(f"it acts for {owner_email} (the author of what it saves)")
+            say(safe(f"it acts for {owner_email} (the author of what it saves)"))
             note("admin keys are shown once: keep it")
 
 
@@ -211,4 +211,4 @@ def keys_revoke(
     if as_json:
         print_json(row)
     else:
-        say(f"revoked key {key_id}")
+        say(safe(f"revoked key {key_id}"))

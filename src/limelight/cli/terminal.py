@@ -81,8 +81,8 @@ def event_line(event: dict[str, Any]) -> str:
     message = event.get("message", event.get("msg", ""))
     parts = [
         f"[dim]{iso_ms(event.get('_timestamp'))}[/]",
-        f"[{style}]{escape(shown(level).upper() or '-'):5}[/]" if style else
-        f"{escape(shown(level).upper() or '-'):5}",
+        f"[{style}]{escape(shown(level.upper()) or '-'):5}[/]" if style else
+        f"{escape(shown(level.upper()) or '-'):5}",
         f"[cyan]{escape(shown(event.get('_service', '')))}[/]",
         escape(shown(message)),
     ]  # fmt: skip
