@@ -26,7 +26,7 @@ from limelight.store.meta.boards_models import Board, BoardPanel
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from limelight.times import iso_utc
-from limelight.validation import field_errors
+from limelight.validation import Line, field_errors
 
 VISUALIZATIONS = ("line", "bars", "heatmap", "number", "table")
 Visualization = Literal["line", "bars", "heatmap", "number", "table"]
@@ -41,7 +41,7 @@ _HINTS = {
     "visualization": f"one of: {', '.join(VISUALIZATIONS)}",
     "width": f"a whole number of columns, 1 to {COLUMNS}",
     "query_id": "the id of a saved query of this environment",
-    "name": "a name of 1 to 256 characters is required",
+    "name": "a name of 1 to 256 characters on one line is required",
     "panels": f"a list of at most {MAX_PANELS} panels",
 }
 _EXAMPLES = {"PanelFields": '{"query_id": "...", "visualization": "line", "width": 2}'}
@@ -52,7 +52,7 @@ class PanelFields(BaseModel):
 
     id: str | None = None  # a panel read back; the service sets it
     query_id: Annotated[str, Field(min_length=1, max_length=32)]
-    title: Annotated[str, Field(max_length=256)] = ""
+    title: Annotated[Line, Field(max_length=256)] = ""
     visualization: Visualization = "line"
     width: Annotated[int, Field(ge=1, le=COLUMNS)] = 2
 
@@ -60,7 +60,7 @@ class PanelFields(BaseModel):
 class BoardFields(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: Annotated[str, Field(min_length=1, max_length=256)]
+    name: Annotated[Line, Field(min_length=1, max_length=256)]
     description: Annotated[str, Field(max_length=10_000)] | None = None
     panels: Annotated[list[PanelFields], Field(max_length=MAX_PANELS)] = []
 

@@ -8,8 +8,11 @@ pydantic's errors or FastAPI's (which are pydantic's with the request part first
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
+
+from pydantic import AfterValidator, StrictStr
 
 # pydantic's labels of union branches and tagged types, which are no part of a path.
 _BRANCH_LABELS = frozenset(
@@ -94,3 +97,19 @@ def field_errors(
             message = str(err.get("msg", "not valid")).removeprefix("Value error, ")
         errors.setdefault(field or root, message)
     return [{"field": f, "message": m} for f, m in errors.items()]
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """A name is one line of text: it heads pages, an email's subject, a Slack message
+    and the operator's terminal, where a line break or an escape sequence would do harm
+    (and PostgreSQL's text holds no U+0000)."""
+    if _CONTROL.search(text):
+        raise ValueError("must be one line, without control characters")
+    return text
+
+
+# A name, a title: one line of text.
+Line = Annotated[StrictStr, AfterValidator(one_line)]

@@ -127,6 +127,12 @@ def test_defaults_fill_what_a_panel_omits(api: Api) -> None:
         ({}, "name", "name"),
         ({"name": "  "}, "name", "name"),
         ({"name": 7}, "name", "name"),
+        ({"name": "b\u001b[2J"}, "name", "one line"),
+        (
+            {"name": "b", "panels": [{"query_id": "Q", "title": "t\r\nx"}]},
+            "panels[0].title",
+            "one line",
+        ),
         ({"name": "b", "colour": "red"}, "colour", "unknown field"),
         ({"name": "b", "description": 3}, "description", ""),
         ({"name": "b", "panels": {"query_id": "x"}}, "panels", "list"),

@@ -182,6 +182,10 @@ def test_a_key_without_an_owner_is_named_as_the_author(
         ),
         ({"orders": [{"key": "a", "order": "UP"}]}, "orders[0].order", "ASCENDING"),
         ({"name": 7}, "name", ""),
+        # A name is one line: it heads pages, alerts' messages and the terminal.
+        ({"name": "q\x1b]0;title\x07"}, "name", "one line"),
+        ({"name": "two\nlines"}, "name", "one line"),
+        ({"name": "n" * 201}, "name", "200"),
     ],
 )
 def test_invalid_fields_are_named_with_what_is_allowed(

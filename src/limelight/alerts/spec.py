@@ -29,7 +29,7 @@ from pydantic import (
 from limelight.alerts.destinations import DestinationPolicy, RefusedDestination
 from limelight.errors import BadRequest
 from limelight.times import DAY, MINUTE, duration_error
-from limelight.validation import field_errors
+from limelight.validation import Line, field_errors
 
 Operation = Literal[">", ">=", "<", "<=", "=", "!="]
 FREQUENCY_RANGE = (MINUTE, DAY)
@@ -40,9 +40,6 @@ MAX_RECIPIENTS = 50
 _EMAIL = re.compile(r"[^@\s<>,;\"']+@[^@\s<>,;\"']+\.[^@\s<>,;\"'.]+")
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
 def _no_nul(text: str) -> str:
     """PostgreSQL's text cannot hold U+0000: refused here, not a database error."""
     if "\x00" in text:
@@ -50,16 +47,7 @@ def _no_nul(text: str) -> str:
     return text
 
 
-def _one_line(text: str) -> str:
-    """A name is one line of text: it heads an email's subject, a Slack message and the
-    operator's terminal, where a line break or an escape sequence would do harm."""
-    if _CONTROL.search(text):
-        raise ValueError("must be one line, without control characters")
-    return text
-
-
 Text = Annotated[StrictStr, AfterValidator(_no_nul)]
-Line = Annotated[StrictStr, AfterValidator(_one_line)]
 
 
 class _Model(pydantic.BaseModel):
