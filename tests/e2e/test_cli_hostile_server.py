@@ -255,3 +255,19 @@ def test_an_events_level_is_upper_cased_before_its_codes_are_shown(fake: Fake) -
     out = fake.cli("query")
     assert out.returncode == 0, out.stderr
     assert "ERROR\\x1b[5M" in out.stdout  # the code as it is: \x1b, not \X1B
+
+
+def test_a_refused_key_says_where_it_came_from(fake: Fake, tmp_path: Path) -> None:
+    fake.answers("POST", "/v1/query_run", 401, {"message": "Unauthorised"})
+    out = fake.cli("query")
+    assert out.returncode == 1
+    assert "refused the key (401): set LIMELIGHT_API_KEY to an admin key" in out.stderr
+    # A profile's key: log in again.
+    config = {"XDG_CONFIG_HOME": str(tmp_path), "LIMELIGHT_API_KEY": ""}
+    (tmp_path / "limelight").mkdir(mode=0o700)
+    profiles = tmp_path / "limelight" / "profiles.json"
+    profiles.write_text(json.dumps({"default": {"url": fake.url, "api_key": "ll_sk_old"}}))
+    profiles.chmod(0o600)
+    saved = run_cli(["query"], config)
+    assert saved.returncode == 1
+    assert "refused the key (401): log in again" in saved.stderr

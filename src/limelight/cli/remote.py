@@ -99,6 +99,8 @@ def normal_url(url: str, option: str = "--url") -> str:
 class Target:
     url: str
     key: str
+    # Where the key came from, for what a refusal of it tells to do.
+    from_env: bool = False
 
 
 def target(url: str | None, profile: str | None) -> Target:
@@ -111,6 +113,7 @@ def target(url: str | None, profile: str | None) -> Target:
     if not chosen:
         raise BadUsage("no server: give --url URL (or LIMELIGHT_URL), or run limelight login")
     key = os.environ.get("LIMELIGHT_API_KEY", "").strip()
+    from_env = bool(key)
     if not key and saved and normal_url(saved.get("url", "")) == chosen:
         key = saved.get("api_key", "")
     if not key:
@@ -118,7 +121,7 @@ def target(url: str | None, profile: str | None) -> Target:
             f"no admin key for {chosen}: set LIMELIGHT_API_KEY "
             f"or run limelight login --url {chosen}"
         )
-    return Target(normal_url(chosen), key)
+    return Target(normal_url(chosen), key, from_env)
 
 
 def warn_if_clear(url: str) -> None:
@@ -187,6 +190,7 @@ class Server:
 
         warn_if_clear(t.url)
         self.url = t.url
+        self._renew = "set LIMELIGHT_API_KEY to an admin key" if t.from_env else "log in again"
         self._client = httpx.Client(
             base_url=t.url,
             headers={"Authorization": t.key, "User-Agent": f"limelight-cli/{__version__}"},
@@ -233,7 +237,7 @@ class Server:
         """The JSON answer of a 2xx; ``ApiError`` saying what the server answered else."""
         response = self.send(method, path, **kwargs)
         if response.status_code == 401:
-            raise ApiError(f"{self.url} refused the key (401): log in again", 401)
+            raise ApiError(f"{self.url} refused the key (401): {self._renew}", 401)
         if response.status_code >= 400:
             raise ApiError(f"{method} {path}: {_problem(response)}", response.status_code)
         try:

@@ -301,7 +301,7 @@ def send(
         _input(file) as stream,
         # The server is the one the events go to: its address is the one the plain
         # http warning and a failure to reach it name.
-        Server(Target(base, t.key)) as server,
+        Server(Target(base, t.key, t.from_env)) as server,
         Progress(console=notes, transient=True) as progress,
     ):
         sender = Sender(server, f"{base}/v1/{dataset}", headers)
