@@ -26,7 +26,7 @@ from limelight.store.meta.boards_models import Board, BoardPanel
 from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from limelight.times import iso_utc
-from limelight.validation import Line, field_errors
+from limelight.validation import field_errors, line_problem
 
 VISUALIZATIONS = ("line", "bars", "heatmap", "number", "table")
 Visualization = Literal["line", "bars", "heatmap", "number", "table"]
@@ -41,7 +41,7 @@ _HINTS = {
     "visualization": f"one of: {', '.join(VISUALIZATIONS)}",
     "width": f"a whole number of columns, 1 to {COLUMNS}",
     "query_id": "the id of a saved query of this environment",
-    "name": "a name of 1 to 256 characters on one line is required",
+    "name": "a name of 1 to 256 characters is required",
     "panels": f"a list of at most {MAX_PANELS} panels",
 }
 _EXAMPLES = {"PanelFields": '{"query_id": "...", "visualization": "line", "width": 2}'}
@@ -52,7 +52,7 @@ class PanelFields(BaseModel):
 
     id: str | None = None  # a panel read back; the service sets it
     query_id: Annotated[str, Field(min_length=1, max_length=32)]
-    title: Annotated[Line, Field(max_length=256)] = ""
+    title: Annotated[str, Field(max_length=256)] = ""
     visualization: Visualization = "line"
     width: Annotated[int, Field(ge=1, le=COLUMNS)] = 2
 
@@ -60,7 +60,7 @@ class PanelFields(BaseModel):
 class BoardFields(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: Annotated[Line, Field(min_length=1, max_length=256)]
+    name: Annotated[str, Field(min_length=1, max_length=256)]
     description: Annotated[str, Field(max_length=10_000)] | None = None
     panels: Annotated[list[PanelFields], Field(max_length=MAX_PANELS)] = []
 
@@ -75,6 +75,21 @@ def validate(data: dict[str, Any]) -> BoardFields:
     except pydantic.ValidationError as exc:
         errors = field_errors(exc, hints=_HINTS, examples=_EXAMPLES, root="board")
         raise BadRequest(message="Invalid board", errors=errors) from None
+
+
+def _check_lines(before: dict[str, Any] | None, after: BoardFields) -> None:
+    """The name and the panel titles written are one line each: those already stored
+    (before the rule was made) stay, so a board keeps taking changes of other fields."""
+    stored = before or {}
+    errors = []
+    if after.name != stored.get("name") and (problem := line_problem(after.name, 256)):
+        errors.append({"field": "name", "message": problem})
+    kept = {p.get("title") for p in stored.get("panels") or []}
+    for i, panel in enumerate(after.panels):
+        if panel.title not in kept and (problem := line_problem(panel.title, 256)):
+            errors.append({"field": f"panels[{i}].title", "message": problem})
+    if errors:
+        raise BadRequest(message="Invalid board", errors=errors)
 
 
 def _check_queries(s: Session, tenant: Tenant, fields: BoardFields) -> None:
@@ -136,6 +151,7 @@ def create(
     if managed_id is not None:
         managed_repo.check_managed_id(managed_id)
     fields = validate(data)
+    _check_lines(None, fields)
     with meta.session(immediate=True) as s:
         _check_queries(s, tenant, fields)
         board = repo.create_board(s, tenant, fields.name, fields.description, author)
@@ -172,6 +188,7 @@ def _change(
         current = _document(s, board)
         writable = {k: v for k, v in current.items() if k not in SERVICE_FIELDS}
         fields = validate(edit(writable))
+        _check_lines(writable, fields)
         _check_queries(s, tenant, fields)
         board.name = fields.name
         board.description = fields.description

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from limelight.alerts.service import check_query_change
+from limelight.errors import BadRequest
 from limelight.query.spec import fields_to_json, validate_fields
 from limelight.store.meta import managed_repo
 from limelight.store.meta import queries_repo as repo
@@ -17,6 +18,7 @@ from limelight.store.meta.db import MetaDB
 from limelight.store.meta.queries_models import SavedQuery
 from limelight.tenant import Tenant
 from limelight.times import iso_utc
+from limelight.validation import line_problem
 
 # Set by the service; ignored when a client sends them.
 SERVICE_FIELDS = ("id", "created_at", "updated_at", "author")
@@ -39,6 +41,18 @@ def writable(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in SERVICE_FIELDS}
 
 
+# A query's name, as long as an alert's may be, on one line: checked where it is written
+# (a name stored before the rule stays readable, and its query runs).
+MAX_NAME = 200
+
+
+def _check_name(sent: dict[str, Any]) -> None:
+    name = sent.get("name")
+    problem = line_problem(name, MAX_NAME) if isinstance(name, str) else None
+    if problem is not None:
+        raise BadRequest(message="Invalid query", errors=[{"field": "name", "message": problem}])
+
+
 def create(
     meta: MetaDB,
     tenant: Tenant,
@@ -51,6 +65,7 @@ def create(
     if managed_id is not None:
         managed_repo.check_managed_id(managed_id)
     fields = fields_to_json(validate_fields(writable(data)))
+    _check_name(data)
     with meta.session(immediate=True) as s:
         query_id = repo.create_query(s, tenant, fields, author).id
         if managed_id is not None:
@@ -75,6 +90,7 @@ def update(
     """The changed query. The fields sent replace the stored ones and the rest stay, or,
     with ``replace``, the fields sent are the whole query."""
     patch = writable(data)
+    _check_name(patch)
     # One write transaction, so two concurrent updates cannot lose each other's fields.
     with meta.session(immediate=True) as s:
         query = repo.get_query(s, tenant, query_id, lock=True)

@@ -113,3 +113,16 @@ def one_line(text: str) -> str:
 
 # A name, a title: one line of text.
 Line = Annotated[StrictStr, AfterValidator(one_line)]
+
+
+def line_problem(text: str, most: int) -> str | None:
+    """Why ``text`` is not one line of at most ``most`` characters, or None. For names
+    checked when they are written, not when a stored one is read: a name stored before a
+    rule was made stays readable and its query runs."""
+    if len(text) > most:
+        return f"one line of at most {most} characters; {len(text)} given"
+    try:
+        one_line(text)
+    except ValueError as exc:
+        return str(exc)
+    return None

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from limelight.store.meta import boards_repo as repo
 from tests import web
 from tests.support import LiveServer, Tenant
 
@@ -325,3 +326,18 @@ def test_keys_are_required_and_must_be_admin_keys(
     )
     assert r.status_code == 403
     assert web.get(url, headers={"x-api-key": mine.admin_key}).json()["board"]["name"] == "auth"
+
+
+def test_a_name_stored_before_names_were_one_line_keeps_its_board_changeable(
+    api: Api, mine: Tenant, server: LiveServer
+) -> None:
+    query_id = api.query("shown")
+    board_id = api.create_id({"name": "new", "panels": [{"query_id": query_id, "title": "t"}]})
+    meta = server.meta
+    with meta.session(immediate=True) as s:
+        repo.get_board(s, mine, board_id, lock=True).name = "old\x1b]0;x\x07name"
+    changed = api.client.put(f"/v1/boards/{board_id}", json={"description": "still changes"})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["board"]["name"] == "old\x1b]0;x\x07name"
+    renamed = api.client.put(f"/v1/boards/{board_id}", json={"name": "again\x1b]0;x\x07"})
+    assert renamed.status_code == 400 and renamed.json()["errors"][0]["field"] == "name"

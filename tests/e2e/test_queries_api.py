@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -308,3 +309,26 @@ def test_keys_are_required_and_must_be_admin_keys(
         {"x-api-key": mine.admin_key},
     ):
         assert web.get(url, headers=headers).json()["query"]["name"] == "auth"
+
+
+def test_a_name_stored_before_names_were_one_line_keeps_its_query_usable(
+    api: Api, mine: Tenant, meta: MetaDB
+) -> None:
+    """A name is checked where it is written: one stored before the rule (a line break,
+    300 characters) stays readable, its query runs, and other fields still change."""
+    query_id = api.create_id({"name": "new", "calculations": [{"operator": "COUNT"}]})
+    stored = {"name": "old\nname " + "x" * 300, "calculations": [{"operator": "COUNT"}]}
+    with meta.session(immediate=True) as s:
+        queries_repo.replace_query_fields(s, mine, query_id, stored)
+    assert api.get(query_id).json()["query"]["name"] == stored["name"]
+    changed = api.put(query_id, {"description": "kept usable"})
+    assert changed.status_code == 200, changed.text
+    now = int(time.time() * 1000)
+    run = api.client.post(
+        "/v1/query_run?wait=30", json={"query_id": query_id, "from": now - 60_000, "to": now}
+    )
+    assert run.status_code == 200 and run.json()["query_run"]["status"] == "COMPLETED", run.text
+    # Writing it again is what the rule refuses.
+    renamed = api.put(query_id, {"name": stored["name"]})
+    assert renamed.status_code == 400
+    assert renamed.json()["errors"][0]["field"] == "name"

@@ -18,7 +18,7 @@ from limelight.errors import BadRequest
 from limelight.query.calculations import CALCULATIONS, value_name
 from limelight.query.keys import valid_key
 from limelight.query.operators import ENGINE_INTEGERS, OPERATORS
-from limelight.validation import Line, field_errors
+from limelight.validation import field_errors
 
 KeyType = Literal["string", "number", "boolean"]
 # Numbers are compared as ClickHouse Int64, UInt64 or Float64; infinities cannot be bound
@@ -31,8 +31,6 @@ FiniteFloat = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 FilterInteger = Annotated[StrictInt, Field(ge=ENGINE_INTEGERS.start, le=ENGINE_INTEGERS.stop - 1)]
 Scalar = StrictBool | FilterInteger | FiniteFloat | StrictStr
 MAX_LIMIT = 10_000
-# A saved query's name, as long as an alert's may be: one line.
-MAX_NAME = 200
 # At most this many namespaces, keys, calculations, filters, group-bys or orders in one
 # query. The engine's time to plan a statement grows faster than its items: measured on
 # chDB over a single event, 100 filters 0.35 s and 200 0.7 s, 200 group-bys 1.5 s, the
@@ -99,7 +97,7 @@ class QueryFields(_Model):
     orders: list[Order] | None = Field(None, max_length=MAX_ITEMS)
     needle: Needle | None = None
     limit: StrictInt | None = None
-    name: Annotated[Line, Field(max_length=MAX_NAME)] | None = None
+    name: StrictStr | None = None
     description: StrictStr | None = None
 
 
