@@ -197,3 +197,16 @@ def test_login_takes_the_address_from_limelight_url_as_the_other_commands_do(
     assert f"Logged in to {server.url} as profile 'default'" in out.stdout
     saved = json.loads((tmp_path / "limelight" / "profiles.json").read_text())
     assert saved["default"]["url"] == server.url
+
+
+def test_send_sends_a_backfill_of_a_year_in_requests_of_the_days_one_may_hold(
+    server: LiveServer, tenant: Tenant, tmp_path: Path
+) -> None:
+    now = int(time.time() * 1000)
+    path = tmp_path / "year.ndjson"
+    path.write_text(
+        "".join(json.dumps({"timestamp": now - i * 86_400_000}) + "\n" for i in range(250))
+    )
+    out = cli(server, tenant, "send", "year", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "sent 250 events to year" in out.stdout

@@ -209,26 +209,37 @@ def _names_one_of(entry: Any, batch: list[Line]) -> bool:
 
 
 def _batches(lines: Iterator[Line], sender: Sender) -> Iterator[list[Line]]:
-    """The events in batches of at most BATCH_EVENTS and BATCH_BYTES; an event that is
-    not JSON, or larger than a batch may be, is refused here and the others go on."""
+    """The events in batches of at most BATCH_EVENTS and BATCH_BYTES, on at most the days
+    a request may hold (a backfill of a year goes in several); an event that is not JSON,
+    or larger than a batch may be, is refused here and the others go on."""
     import orjson
+
+    from limelight.ingest.enrich import event_time_ms, now_ms
+    from limelight.ingest.service import MAX_DAYS_PER_REQUEST
+    from limelight.times import DAY_MS
 
     batch: list[Line] = []
     size = 2  # the array's brackets
+    days: set[int] = set()
     for place, text in lines:
         if len(text) + 2 > BATCH_BYTES:
             sender.refuse(place, f"the event is {len(text)} bytes; a batch holds {BATCH_BYTES}")
             continue
         try:
-            orjson.loads(text)
+            event = orjson.loads(text)
         except orjson.JSONDecodeError:
             sender.refuse(place, "not valid JSON")
             continue
-        if batch and (len(batch) >= BATCH_EVENTS or size + len(text) + 1 > BATCH_BYTES):
+        # The day the server will store it on (an event's own time, as it reads it).
+        received = now_ms()
+        day = (event_time_ms(event, received) if isinstance(event, dict) else received) // DAY_MS
+        new_day = day not in days and len(days) >= MAX_DAYS_PER_REQUEST
+        if batch and (len(batch) >= BATCH_EVENTS or size + len(text) + 1 > BATCH_BYTES or new_day):
             yield batch
-            batch, size = [], 2
+            batch, size, days = [], 2, set()
         batch.append((place, text))
         size += len(text) + 1
+        days.add(day)
     if batch:
         yield batch
 
