@@ -72,6 +72,10 @@ def test_basic_credentials_are_form_decoded() -> None:
         (b"client_id=other", basic("a:b"), "invalid_request", 400),
         (b"", "Basic !!!", "invalid_client", 401),
         (b"", basic("no-colon"), "invalid_client", 401),
+        # A control character, encoded or not, before any lookup (PostgreSQL: no U+0000).
+        (b"", basic("abc%00:s"), "invalid_client", 401),
+        (b"", basic("abc:s%0A"), "invalid_client", 401),
+        (b"", basic("a\x00bc:s"), "invalid_client", 401),
         (b"", "Bearer ll_at_x", "invalid_client", 401),
         (b"client_id=a", None, "invalid_client", 401),
         (b"client_secret=b", None, "invalid_client", 401),

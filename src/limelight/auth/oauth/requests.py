@@ -155,10 +155,12 @@ def _basic(authorization: str) -> tuple[str, str]:
     except (binascii.Error, UnicodeDecodeError) as exc:
         raise invalid_client("the Basic credentials are not valid", True) from exc
     client_id, colon, secret = decoded.partition(":")
-    if not colon or _CONTROL.search(decoded):
+    # RFC 6749 2.3.1: both are form-urlencoded before being joined; a control character
+    # is refused once decoded (%00 too).
+    client_id, secret = unquote(client_id.replace("+", " ")), unquote(secret.replace("+", " "))
+    if not colon or _CONTROL.search(client_id + secret):
         raise invalid_client("the Basic credentials are not valid", True)
-    # RFC 6749 2.3.1: both are form-urlencoded before being joined.
-    return unquote(client_id.replace("+", " ")), unquote(secret.replace("+", " "))
+    return client_id, secret
 
 
 def client_credentials(req: ParsedRequest, authorization: str | None) -> ClientCredentials:
