@@ -90,10 +90,11 @@ def update(
     """The changed query. The fields sent replace the stored ones and the rest stay, or,
     with ``replace``, the fields sent are the whole query."""
     patch = writable(data)
-    _check_name(patch)
     # One write transaction, so two concurrent updates cannot lose each other's fields.
     with meta.session(immediate=True) as s:
         query = repo.get_query(s, tenant, query_id, lock=True)
+        if patch.get("name") != query.fields.get("name"):  # the stored one stays
+            _check_name(patch)
         fields = validate_fields(patch if replace else {**query.fields, **patch})
         check_query_change(s, tenant, query_id, fields)  # what its alerts watch stays
         merged = fields_to_json(fields)
