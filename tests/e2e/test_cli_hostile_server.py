@@ -271,3 +271,19 @@ def test_a_refused_key_says_where_it_came_from(fake: Fake, tmp_path: Path) -> No
     saved = run_cli(["query"], config)
     assert saved.returncode == 1
     assert "refused the key (401): log in again" in saved.stderr
+
+
+def test_an_answer_compressed_other_than_its_head_says_is_an_error_line(fake: Fake) -> None:
+    def lying(h: _Handler, _: bytes) -> None:
+        body = json.dumps(completed({"events": []})).encode()
+        h.send_response(200)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-encoding", "gzip")  # but it is not
+        h.send_header("content-length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    fake.on("POST", "/v1/query_run", lying)
+    out = fake.cli("query")
+    assert out.returncode == 1
+    assert "POST /v1/query_run: the answer cannot be decoded" in out.stderr

@@ -209,10 +209,12 @@ class Server:
         import httpx
 
         limit_s = TIMEOUT_S + wait_s
-        deadline = time.monotonic() + limit_s
         late = Unusable(f"{self.url} did not answer within {limit_s:.0f} s")
         try:
             with self._client.stream(method, path, timeout=limit_s, **kwargs) as streamed:
+                # From the answer's head on: the upload and the server's work before it
+                # have httpx's own timeout, and an answer that came whole is kept.
+                deadline = time.monotonic() + limit_s
                 body = bytearray()
                 for chunk in streamed.iter_bytes():
                     body += chunk
@@ -225,6 +227,8 @@ class Server:
                         raise late
         except httpx.TimeoutException:
             raise late from None
+        except httpx.DecodingError:  # compressed as its head does not say
+            raise Refused(f"{method} {path}: the answer cannot be decoded") from None
         except httpx.TransportError as exc:
             raise Unusable(f"cannot reach {self.url}: {exc}") from None
         # The body as read (decompressed): the headers that described its encoding go.
