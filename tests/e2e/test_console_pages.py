@@ -512,3 +512,11 @@ def test_numbers_no_page_can_read_are_a_400_or_ignored_never_a_500(member: Membe
         )
         assert answer.status_code == 400, region
         assert answer.json()["errors"][0]["field"] in ("selection.from", "selection.to")
+
+
+def test_a_name_that_reorders_its_line_is_shown_with_its_marks(member: Member) -> None:
+    """A key named "report\u202efdp.exe" read as "reportexe.pdf": the page shows the mark."""
+    made = member.post(f"{member.base}/keys", kind="ingest", name="report\u202efdp.exe")
+    assert made.status_code in (200, 303), made.text
+    page = member.get(f"{member.base}/keys").text
+    assert "report\\u202efdp.exe" in page and "\u202e" not in page

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 
@@ -15,9 +17,24 @@ from limelight.console.event_lines import summary
 from limelight.settings import Settings
 
 HERE = Path(__file__).parent
+# Marks that reorder the text around them (embeddings, overrides, isolates): in a key's
+# name or an event's value they make a line read other than it is ("evil\u202etxt.exe"
+# shows as "evilexe.txt"). A page shows them as their codes, as the command line does.
+_REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(value: Any) -> Any:
+    """Every value a template writes (``finalize``): text from elsewhere with its
+    reordering marks shown; the pages' own markup (``Markup``) as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return _REORDERING.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    return value
+
+
 templates = Environment(
     loader=FileSystemLoader(HERE / "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
+    finalize=_shown,
 )
 
 
