@@ -152,8 +152,8 @@ class Settings(BaseSettings):
     ingest_buffer_lag: float = Field(
         30,
         gt=0,
-        description="Seconds the oldest waiting event may wait for the embedded engine;"
-        " past it small batches get 503.",
+        description="Seconds an environment's oldest waiting event may wait for the embedded"
+        " engine; past it that environment's batches get 503.",
     )
 
     otel_default_dataset: str = Field(

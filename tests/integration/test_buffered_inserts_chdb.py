@@ -238,7 +238,9 @@ def test_past_the_bounds_appends_are_refused_and_nothing_is_lost(
     assert len(stored(engine, B)) == 100
 
 
-def test_a_lagging_engine_refuses_new_batches(engine: ChdbEventStore, tmp_path: Path) -> None:
+def test_a_lagging_engine_refuses_each_tenant_once_its_own_records_waited(
+    engine: ChdbEventStore, tmp_path: Path
+) -> None:
     now = [1000.0]
     held = Engine(engine)
     held.gate.clear()
@@ -249,15 +251,21 @@ def test_a_lagging_engine_refuses_new_batches(engine: ChdbEventStore, tmp_path: 
         now[0] += GATHER_SECONDS  # past the time a segment gathers
         assert held.entered.wait(30)  # its INSERT is stuck in the engine
         now[0] += 6
-        with pytest.raises(Unavailable):
-            buffer.append(record(B, rows("late", 10)))
+        with pytest.raises(Unavailable):  # A's records have waited past the bound
+            buffer.append(record(A, rows("more", 10)))
+        # B's have not: another's backlog does not refuse it...
+        buffer.append(record(B, rows("late", 10)))
+        now[0] += 6
+        with pytest.raises(Unavailable):  # ...until its own have waited as long.
+            buffer.append(record(B, rows("later", 10)))
         held.gate.set()
         buffer.flush(A, 30)
-        buffer.append(record(B, rows("later", 10)))  # caught up: taken again
+        buffer.flush(B, 30)
+        buffer.append(record(B, rows("caught up", 10)))  # taken again
         buffer.flush(B, 30)
     finally:
         buffer.close()
-    assert len(stored(engine, A)) == 10 and len(stored(engine, B)) == 10
+    assert len(stored(engine, A)) == 10 and len(stored(engine, B)) == 20
 
 
 def test_a_read_waits_only_for_its_own_tenant(engine: ChdbEventStore, tmp_path: Path) -> None:

@@ -29,9 +29,10 @@ It costs a dictionary look-up when nothing of the tenant is pending.
 
 Bounded: records wait in memory (and in the log) up to ``max_bytes``, a tenant's up to a
 quarter of that, and none longer than ``max_lag`` seconds: past either bound an append is
-refused (503 with Retry-After) and nothing acknowledged is dropped. The pending bytes and
-the age of the oldest pending record are metrics; a failing INSERT is a log line and is
-tried again, with a growing pause, until it succeeds.
+refused (503 with Retry-After) and nothing acknowledged is dropped. The time is each
+tenant's own (its oldest pending record), so one tenant's backlog refuses only its own.
+The pending bytes and the age of the oldest pending record are metrics; a failing INSERT
+is a log line and is tried again, with a growing pause, until it succeeds.
 """
 
 from __future__ import annotations
@@ -302,7 +303,10 @@ class BufferedInserts:
             held = state.pending_bytes if state is not None else 0
             if held + size > self._limits.max_bytes // TENANT_SHARE:
                 reason, text = "tenant_full", "this environment's events wait beyond its bound"
-            elif self._lag() > self._limits.max_lag:
+            elif state is not None and self._waited(state) > self._limits.max_lag:
+                # The environment's own oldest record: another's backlog (a request of
+                # many days, a flood) holds up its own requests only. A stuck engine
+                # still refuses everyone, each once its own record has waited.
                 reason, text = "lagging", "the store is behind"
         if reason is not None:
             metrics.INGEST_BUFFER_REFUSED.labels(reason).inc()
@@ -325,6 +329,11 @@ class BufferedInserts:
         file = self._spare if self._spare is not None else new_segment(self._dir)
         self._spare = None
         return _Segment(file.path, [], self._clock(), recovered=False, file=file)
+
+    def _waited(self, state: _TenantState) -> float:
+        """Seconds the tenant's oldest pending record has waited."""
+        first = next(iter(state.pending.values()), None)
+        return max(0.0, self._clock() - first.at) if first is not None else 0.0
 
     def _lag(self) -> float:
         """Seconds the oldest pending record has waited (the first of each tenant's)."""
