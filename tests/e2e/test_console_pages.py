@@ -520,3 +520,10 @@ def test_a_name_that_reorders_its_line_is_shown_with_its_marks(member: Member) -
     assert made.status_code in (200, 303), made.text
     page = member.get(f"{member.base}/keys").text
     assert "report\\u202efdp.exe" in page and "\u202e" not in page
+    # A form's value keeps the name as it is: an edit sends back the name, not its codes.
+    api = web.Client(base_url=member.browser.client.base_url,
+                     headers={"Authorization": member.tenant.admin_key})  # fmt: skip
+    made_query = api.post("/v1/queries", json={"name": "rtl\u202ename"})
+    query_id = made_query.json()["query"]["id"]
+    assert "rtl\\u202ename" in member.get(f"{member.base}/queries").text
+    assert 'value="rtl\u202ename"' in member.get(f"{member.base}/query", saved=query_id).text

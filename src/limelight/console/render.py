@@ -18,14 +18,14 @@ from limelight.settings import Settings
 
 HERE = Path(__file__).parent
 # Marks that reorder the text around them (embeddings, overrides, isolates): in a key's
-# name or an event's value they make a line read other than it is ("evil\u202etxt.exe"
-# shows as "evilexe.txt"). A page shows them as their codes, as the command line does.
+# name they make a line read other than it is ("evil\u202etxt.exe" shows as
+# "evilexe.txt"). The lists of names show them as their codes (the ``shown`` filter), as
+# the command line does; never a form's value, which would send the codes back as the name.
 _REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
-def _shown(value: Any) -> Any:
-    """Every value a template writes (``finalize``): text from elsewhere with its
-    reordering marks shown; the pages' own markup (``Markup``) as it is."""
+def shown_marks(value: Any) -> Any:
+    """Text with its reordering marks shown as their codes; anything else as it is."""
     if isinstance(value, str) and not isinstance(value, Markup):
         return _REORDERING.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
     return value
@@ -34,7 +34,6 @@ def _shown(value: Any) -> Any:
 templates = Environment(
     loader=FileSystemLoader(HERE / "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
-    finalize=_shown,
 )
 
 
@@ -81,6 +80,7 @@ def rate_text(value: float | None) -> str:
 
 
 templates.filters["utc"] = utc_text
+templates.filters["shown"] = shown_marks
 templates.filters["number"] = number_text
 templates.filters["ms"] = duration_text
 templates.filters["rate"] = rate_text
