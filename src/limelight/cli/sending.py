@@ -233,7 +233,9 @@ def _batches(lines: Iterator[Line], sender: Sender) -> Iterator[list[Line]]:
         # The day the server will store it on (an event's own time, as it reads it).
         received = now_ms()
         day = (event_time_ms(event, received) if isinstance(event, dict) else received) // DAY_MS
-        new_day = day not in days and len(days) >= MAX_DAYS_PER_REQUEST
+        # One day short of the server's bound: an event without a time of its own takes
+        # the server's receive time, which may fall on the next day (midnight, a clock).
+        new_day = day not in days and len(days) >= MAX_DAYS_PER_REQUEST - 1
         if batch and (len(batch) >= BATCH_EVENTS or size + len(text) + 1 > BATCH_BYTES or new_day):
             yield batch
             batch, size, days = [], 2, set()
