@@ -29,6 +29,8 @@ from limelight.times import iso_utc
 from limelight.validation import field_errors, line_problem
 
 VISUALIZATIONS = ("line", "bars", "heatmap", "number", "table")
+# The longest name of a board and title of a panel, each one line.
+MAX_TEXT = 256
 Visualization = Literal["line", "bars", "heatmap", "number", "table"]
 COLUMNS = 4
 # Every panel runs when the board opens: 24 runs keep one board well within a
@@ -41,7 +43,7 @@ _HINTS = {
     "visualization": f"one of: {', '.join(VISUALIZATIONS)}",
     "width": f"a whole number of columns, 1 to {COLUMNS}",
     "query_id": "the id of a saved query of this environment",
-    "name": "a name of 1 to 256 characters is required",
+    "name": f"a name of 1 to {MAX_TEXT} characters is required",
     "panels": f"a list of at most {MAX_PANELS} panels",
 }
 _EXAMPLES = {"PanelFields": '{"query_id": "...", "visualization": "line", "width": 2}'}
@@ -52,7 +54,7 @@ class PanelFields(BaseModel):
 
     id: str | None = None  # a panel read back; the service sets it
     query_id: Annotated[str, Field(min_length=1, max_length=32)]
-    title: Annotated[str, Field(max_length=256)] = ""
+    title: Annotated[str, Field(max_length=MAX_TEXT)] = ""
     visualization: Visualization = "line"
     width: Annotated[int, Field(ge=1, le=COLUMNS)] = 2
 
@@ -60,7 +62,7 @@ class PanelFields(BaseModel):
 class BoardFields(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: Annotated[str, Field(min_length=1, max_length=256)]
+    name: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
     description: Annotated[str, Field(max_length=10_000)] | None = None
     panels: Annotated[list[PanelFields], Field(max_length=MAX_PANELS)] = []
 
@@ -82,11 +84,11 @@ def _check_lines(before: dict[str, Any] | None, after: BoardFields) -> None:
     (before the rule was made) stay, so a board keeps taking changes of other fields."""
     stored = before or {}
     errors = []
-    if after.name != stored.get("name") and (problem := line_problem(after.name, 256)):
+    if after.name != stored.get("name") and (problem := line_problem(after.name, MAX_TEXT)):
         errors.append({"field": "name", "message": problem})
     kept = {p.get("title") for p in stored.get("panels") or []}
     for i, panel in enumerate(after.panels):
-        if panel.title not in kept and (problem := line_problem(panel.title, 256)):
+        if panel.title not in kept and (problem := line_problem(panel.title, MAX_TEXT)):
             errors.append({"field": f"panels[{i}].title", "message": problem})
     if errors:
         raise BadRequest(message="Invalid board", errors=errors)

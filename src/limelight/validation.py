@@ -102,11 +102,16 @@ def field_errors(
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a C0 control character or DEL (U+0000, a line break, ESC)."""
+    return _CONTROL.search(text) is not None
+
+
 def one_line(text: str) -> str:
     """A name is one line of text: it heads pages, an email's subject, a Slack message
     and the operator's terminal, where a line break or an escape sequence would do harm
     (and PostgreSQL's text holds no U+0000)."""
-    if _CONTROL.search(text):
+    if has_control(text):
         raise ValueError("must be one line, without control characters")
     return text
 

@@ -18,7 +18,6 @@ as ``--url`` does (remote.py).
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -247,13 +246,9 @@ def _batches(lines: Iterator[Line], sender: Sender) -> Iterator[list[Line]]:
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of an address ``normal_url`` has read."""
     parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return scheme, parts.hostname or "", port or DEFAULT_PORTS.get(scheme)
+    return parts.scheme, parts.hostname or "", parts.port or DEFAULT_PORTS.get(parts.scheme)
 
 
 def _events_base(events_url: str | None, t: Target) -> str:
@@ -267,7 +262,7 @@ def _events_base(events_url: str | None, t: Target) -> str:
     base = normal_url(events_url, "--events-url")
     if _origin(base) == _origin(t.url):
         return base
-    if not os.environ.get("LIMELIGHT_API_KEY", "").strip():
+    if not t.from_env:
         raise BadUsage(
             f"--events-url {base} is not on {t.url}, the server the profile's key was "
             "saved for: set LIMELIGHT_API_KEY to the key to send to it"

@@ -99,15 +99,15 @@ def store_rows(store: RowSink, tenant: Tenant, rows: list[EventRow]) -> None:
     whose events fall on more than ``MAX_DAYS_PER_REQUEST`` days is refused whole."""
     if not rows:
         return
-    days = len({r.timestamp_ms // DAY_MS for r in rows})
-    if days > MAX_DAYS_PER_REQUEST:
+    days = {r.timestamp_ms // DAY_MS for r in rows}
+    if len(days) > MAX_DAYS_PER_REQUEST:
         raise BadRequest(
             f"a request's events fall on at most {MAX_DAYS_PER_REQUEST} days (UTC); this"
-            f" one's fall on {days}: send them in requests of fewer days",
+            f" one's fall on {len(days)}: send them in requests of fewer days",
             message="Too many days",
         )
-    first = min(r.timestamp_ms for r in rows) // DAY_MS
-    if max(r.timestamp_ms for r in rows) // DAY_MS - first < MAX_DAYS_PER_INSERT:
+    first = min(days)
+    if max(days) - first < MAX_DAYS_PER_INSERT:
         _insert(store, tenant, rows)
         return
     chunks: dict[int, list[EventRow]] = {}

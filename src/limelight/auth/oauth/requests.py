@@ -15,13 +15,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
 from limelight.auth.oauth.errors import OAuthError, invalid_client, invalid_request
+from limelight.validation import has_control
 
 Style = Literal["json", "form"]
 MAX_BODY = 16 * 1024
@@ -77,11 +77,8 @@ class ClientCredentials:
 # RFC 6749 Appendix A: ids, secrets, codes, tokens and URIs are printable characters.
 # A control character in one is a malformed request, answered in OAuth's terms before
 # any lookup (PostgreSQL refuses U+0000 in text, which answered outside them).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
 def _printable(key: str, value: str) -> str:
-    if _CONTROL.search(value):
+    if has_control(value):
         raise invalid_request(f"{key} holds a control character")
     return value
 
@@ -158,7 +155,7 @@ def _basic(authorization: str) -> tuple[str, str]:
     # RFC 6749 2.3.1: both are form-urlencoded before being joined; a control character
     # is refused once decoded (%00 too).
     client_id, secret = unquote(client_id.replace("+", " ")), unquote(secret.replace("+", " "))
-    if not colon or _CONTROL.search(client_id + secret):
+    if not colon or has_control(client_id + secret):
         raise invalid_client("the Basic credentials are not valid", True)
     return client_id, secret
 

@@ -336,9 +336,8 @@ class BufferedInserts:
         return max(0.0, self._clock() - first.at) if first is not None else 0.0
 
     def _lag(self) -> float:
-        """Seconds the oldest pending record has waited (the first of each tenant's)."""
-        firsts = [next(iter(s.pending.values())).at for s in self._tenants.values() if s.pending]
-        return max(0.0, self._clock() - min(firsts)) if firsts else 0.0
+        """Seconds the oldest pending record of any tenant has waited (the metric)."""
+        return max((self._waited(s) for s in self._tenants.values()), default=0.0)
 
     def _count_segments(self) -> None:
         """The gauge of segments holding records (called under the lock, or before the
