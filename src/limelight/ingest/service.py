@@ -15,7 +15,7 @@ from limelight.ids import new_id
 from limelight.ingest.batch import IngestLimits, parse_batch
 from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_name
 from limelight.ingest.redact import may_hold_secrets, redact
-from limelight.store.events.base import EventRow
+from limelight.store.events.base import MAX_DAYS_PER_INSERT, EventRow
 from limelight.tenant import Tenant
 from limelight.times import DAY_MS
 
@@ -84,9 +84,6 @@ def build_rows(
     return rows
 
 
-# The engine refuses an INSERT whose rows fall in more than 100 partitions (days, UTC):
-# a batch spanning more days is stored in several INSERTs, each within the limit.
-MAX_DAYS_PER_INSERT = 100
 # The days a request's events may fall on. Each day is a part of its own, tens of
 # files that merges never join with another day's: 2,000 events on 2,000 days (83 KB,
 # an ingest key) made 2,000 parts, held the inserts of every tenant for 90 s and left

@@ -55,6 +55,9 @@ JSON_PARSE_SETTINGS: Mapping[str, int] = {
 # (query/keys.py), every type is recorded. Measured on the embedded engine; a ClickHouse
 # server queues small inserts (async_insert) and parses them when it flushes the queue.
 PARSE_CHUNK_BYTES = 1 << 20
+
+# The engine refuses an INSERT whose rows fall in more than 100 partitions (days, UTC).
+MAX_DAYS_PER_INSERT = 100
 # What every INSERT of events states: how `data` is parsed, that it is sent, in what
 # chunks (above), and that the needle indexes (0003, 0011) are built when parts merge,
 # not on insert. A merge computes every index of the part it writes, so the indexes

@@ -48,7 +48,7 @@ from typing import Protocol
 
 from limelight import metrics
 from limelight.errors import ControlFlow, StoreError, Unavailable
-from limelight.store.events.base import REFUSED_TEXT
+from limelight.store.events.base import MAX_DAYS_PER_INSERT, REFUSED_TEXT
 from limelight.store.events.wal import (
     Record,
     SegmentFile,
@@ -538,7 +538,7 @@ def plan_blocks(records: Sequence[_Pending], held: dict[Tenant, int]) -> list[li
             if block and (
                 rows + r.rows > BLOCK_ROWS
                 or size + pending.size > BLOCK_BYTES
-                or max(last, r.last_day) - min(first, r.first_day) >= MAX_DAYS
+                or max(last, r.last_day) - min(first, r.first_day) >= MAX_DAYS_PER_INSERT
             ):
                 blocks.append(block)
                 block, rows, size = [], 0, 0
@@ -551,10 +551,6 @@ def plan_blocks(records: Sequence[_Pending], held: dict[Tenant, int]) -> list[li
         if block:
             blocks.append(block)
     return blocks
-
-
-# The engine refuses an INSERT whose rows fall in more than 100 partitions (days).
-MAX_DAYS = 100
 
 
 def _id_and_time(line: bytes) -> tuple[str, int]:

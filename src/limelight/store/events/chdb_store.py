@@ -32,6 +32,7 @@ from limelight.errors import StoreError
 from limelight.store.events.base import (
     INSERT_COLUMNS,
     INSERT_SETTINGS,
+    MAX_DAYS_PER_INSERT,
     RESULT_FORMAT,
     EventRow,
     QueryResult,
@@ -45,6 +46,7 @@ from limelight.store.events.buffered import DEFAULT_LIMITS, BufferedInserts, Buf
 from limelight.store.events.ddl import DdlTarget, apply_ddl
 from limelight.store.events.wal import Record
 from limelight.tenant import Tenant
+from limelight.times import DAY_MS
 
 log = logging.getLogger("limelight.store")
 
@@ -99,8 +101,6 @@ INSERT_SESSIONS = 2
 # not buffered (buffered.py). Smaller ones go through the write-ahead log.
 DIRECT_ROWS = 5_000
 DIRECT_BYTES = 2 * 1024 * 1024
-DAY_MS = 86_400_000
-MAX_DAYS = 100
 
 
 class SessionPool:
@@ -290,7 +290,7 @@ class ChdbEventStore(TablesOf):
         if self._buffer is not None and len(rows) < DIRECT_ROWS and len(body) < DIRECT_BYTES:
             first = min(r.timestamp_ms for r in rows) // DAY_MS
             last = max(r.timestamp_ms for r in rows) // DAY_MS
-            if last - first < MAX_DAYS:
+            if last - first < MAX_DAYS_PER_INSERT:
                 self._buffer.append(Record(tenant, len(rows), first, last, body))
                 return
         self._insert(body, _INSERT_SETTINGS)
