@@ -35,7 +35,7 @@ distributions: half the sum over its values of |selection share - baseline
 share| (a share is that of the side's events read holding the value; the values
 past ``TOP_VALUES`` count as one), 0 when both sides look alike, 1 when they
 share no value. A key none of whose values reaches ``MIN_SHARE`` (and
-``MIN_COUNT`` events) on either side (an id) is left out of the answer. The
+``least_count`` events) on either side (an id) is left out of the answer. The
 system fields ``_dataset``, ``_service`` and ``_namespace`` are keys too; never
 the keys the selection is defined by (they differ by definition) nor the
 event's time.
@@ -82,7 +82,12 @@ TOP_VALUES = 50  # per key, the values most common on either side, compared one 
 # samples of hundreds of events, a near-unique key (a request id) had every value on one
 # side alone, and their sum made it the first key (0.24 of 600 events, 188 selected).
 MIN_SHARE = 0.01
-MIN_COUNT = 5  # ..and at least this many events: a selection of 93 events, 1% is one event
+# ..and at least this many of the side's events (a selection of 93 events, 1% is one
+# event), or of a side of under 50 events a tenth of them, two at least: a status held by
+# 4 of a 14-event selection sets it apart, and was summed with the rest.
+MIN_COUNT = 5
+
+
 SHOWN_VALUES = 10  # per key, the values in the answer
 SYSTEM_KEYS = ("_dataset", "_service", "_namespace")
 # The event's time (``_timestamp``, from its ``timestamp``): where events fall in time is
@@ -337,17 +342,27 @@ def bubble_up_answer(plan: BubbleUpPlan, rows: Sequence[Mapping[str, Any]]) -> d
     }
 
 
+def least_count(side: int) -> int:
+    """The events of a side a value must hold to be compared on its own."""
+    return min(MIN_COUNT, max(2, -(-side // 10)))
+
+
 def _dimension(
     plan: BubbleUpPlan, key: str, found: Sequence[Mapping[str, Any]], sides: tuple[int, int]
 ) -> dict[str, Any] | None:
     """One key's score and values; None when no event of either side holds a value of it
     that is common enough to compare (a near-unique key: ids, messages)."""
     selection, baseline = max(sides[0], 1), max(sides[1], 1)
+    least = least_count(selection), least_count(baseline)
     kept = [
         r
         for r in found
-        if max(int(r["s"]) / selection, int(r["b"]) / baseline) >= MIN_SHARE
-        and max(int(r["s"]), int(r["b"])) >= MIN_COUNT
+        if any(
+            n / side >= MIN_SHARE and n >= fewest
+            for n, side, fewest in zip(
+                (int(r["s"]), int(r["b"])), (selection, baseline), least, strict=True
+            )
+        )
     ]
     if all(r["v"] is None for r in kept):
         return None

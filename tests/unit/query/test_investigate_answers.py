@@ -120,3 +120,26 @@ def test_a_query_without_events_has_two_empty_sides_read_whole() -> None:
 def test_a_key_of_the_events_may_begin_with_an_underscore_and_hold_numbers() -> None:
     stored = StoredTypes({"_latency": frozenset({"Int64"}), "name": frozenset({"String"})})
     assert number_keys(["_service", "_latency", "name"], stored) == ["_latency"]
+
+
+def test_a_value_of_a_few_events_of_a_small_selection_is_compared_on_its_own() -> None:
+    """A status held by 4 of a 14-event selection and no baseline event is what sets it
+    apart: it is shown, not summed with the rarer values. A value held by one event of a
+    side is not, on either side."""
+    rows = [
+        _row(0, None, 14, 110, 14, 110),
+        _row(1, "n200", 10, 100, 14, 110, kd=4),
+        _row(1, "n502", 4, 0, 14, 110, kd=4),
+        _row(1, "n402", 0, 9, 14, 110, kd=4),
+        _row(1, "n404", 0, 1, 14, 110, kd=4),
+        _row(2, "smobile", 1, 1, 14, 110),
+        _row(2, None, 13, 109, 14, 110),
+    ]
+    answer = bubble_up_answer(_plan(("status", "client")), rows)
+    # client: one event a side holds a value; its absence alone is common, so it is left out.
+    [status] = answer["dimensions"]
+    assert status["key"] == "status"
+    assert [v["value"] for v in status["values"]] == [200, 502, 402]
+    assert status["values"][1] == {"value": 502, "selection": 4 / 14, "baseline": 0.0}
+    # 404 (one baseline event) counts with the rest: 4/14 of the selection apart.
+    assert status["score"] == pytest.approx(0.5 * (abs(10 / 14 - 100 / 110) + 4 / 14 + 10 / 110))
