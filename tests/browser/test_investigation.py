@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from urllib.parse import parse_qs, urlparse
@@ -61,6 +62,32 @@ def test_a_drag_across_a_count_chart_zooms_the_page_to_that_range(console: Conso
     # The query's fields stayed: a zoom changes the timeframe alone.
     assert params["co"] == ["COUNT"] and params["g"] == ["_service"]
     console.shot("zoomed-count-chart")
+
+
+def test_a_heatmap_keeps_the_empty_rows_between_fast_and_slow_requests(console: Console) -> None:
+    """Requests of 5-100 ms and of 500-1,000 ms: the rows between the two, which hold no
+    event, are drawn, so the chart shows a gap where the answer leaves its buckets out."""
+    now = int(time.time() * 1000)
+    rng = random.Random(3)
+    durations = [rng.uniform(5, 100) for _ in range(300)] + [
+        rng.uniform(500, 1000) for _ in range(60)
+    ]
+    events = [{"timestamp": now - rng.randrange(1, 50) * MINUTE, "duration": d} for d in durations]
+    assert console.server.send(console.tenant.ingest_key, "gaps", events).status_code == 202
+    page = console.page
+    console.open(f"{console.base}/query?nt=dataset&nv=gaps&co=HEATMAP&ck=duration&range=1h")
+    chart = page.locator("#series-chart")
+    expect(chart).to_have_attribute("data-chart", "heatmap")
+    # README: fine buckets of 2^(1/8), joined 2, 4, 8... at a time until at most 40 remain.
+    low, high = (math.floor(math.log2(d) * 8) for d in (min(durations), max(durations)))
+    width = 1
+    while high // width - low // width + 1 > 40:
+        width *= 2
+    held = {math.floor(math.log2(d) * 8) // width for d in durations}
+    rows = high // width - low // width + 1
+    assert len(held) < rows - 5  # the gap: rows that hold nothing
+    expect(chart).to_have_attribute("data-heatmap-rows", str(rows))
+    console.shot("heatmap-gap")
 
 
 def test_a_heatmap_region_of_slow_requests_bubbles_up_its_cause_into_a_filter(

@@ -34,6 +34,9 @@ function fit(plot, el, height, minWidth = 240) {
 }
 
 const valueText = (u, v) => formatNumber(v);
+// The time axis: at least 90 px between ticks (uPlot's default is 50), as wide as a label
+// like "12:05pm" with room to spare; at 50 the labels of an hour's chart ran together.
+const timeAxis = () => ({ space: 90 });
 const axisNumbers = (u, values) => values.map((v) => formatNumber(v));
 
 // The page again over [fromMs, toMs): the address keeps every other field, so the page
@@ -129,7 +132,7 @@ export function timeChart(el, times, lines, options = {}) {
       scales: { x: timeScale(options.span) },
       axes: small
         ? [{ show: false }, { show: false }]
-        : [{}, { label: options.yLabel ?? "", size: 60, values: axisNumbers }],
+        : [timeAxis(), { label: options.yLabel ?? "", size: 60, values: axisNumbers }],
       padding: small ? [4, 2, 2, 2] : undefined,
     },
     data,
@@ -174,7 +177,7 @@ export function scatterChart(el, points, options = {}) {
         x: timeScale(options.span),
         y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] },
       },
-      axes: [{}, { label: options.yLabel ?? "", size: 60, values: axisNumbers }],
+      axes: [timeAxis(), { label: options.yLabel ?? "", size: 60, values: axisNumbers }],
     },
     [xs, ...series.map((s) => s.values)],
     el,
@@ -205,15 +208,41 @@ export function scatterChart(el, points, options = {}) {
   return plot;
 }
 
+// The rows of a heatmap: its value buckets from the smallest up, those between two that
+// hold events put back where the answer leaves them out. Of one sign the edges are a
+// geometric series (each bucket's max over its min is the same ratio), so an empty bucket
+// is the one before's max times that ratio; across 0 the rows stay as they come (the
+// buckets between the smallest numbers of each sign are no axis anyone reads). Without
+// them, requests under 200 ms and from 1.5 to 3 s were drawn as neighbouring rows, and the
+// gap between the two, the very thing a heatmap shows, was gone.
+export function heatmapRows(held) {
+  const rows = [];
+  for (const row of held) {
+    const last = rows[rows.length - 1];
+    if (last && last[0] !== 0 && last[1] !== 0 && Math.sign(last[0]) === Math.sign(row[0])) {
+      const ratio = last[1] / last[0];
+      let edge = last[1];
+      // A bound on what is put back: the answer holds at most 40 buckets of each sign.
+      for (let n = 0; n < 80 && edge * ratio <= row[0] + Math.abs(row[0]) * 1e-9; n++) {
+        rows.push([edge, edge * ratio]);
+        edge *= ratio;
+      }
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
 // A heatmap: per time bucket, counts over value buckets ({min, max, count}, the same edges
-// at every time). Rows are the value buckets that hold anything, in order, evenly spaced
-// (the edges are log-spaced, so this is a log axis that also holds 0 and negatives).
+// at every time). Rows are the value buckets from the smallest held to the largest
+// (heatmapRows), evenly spaced: the edges are log-spaced, so this is a log axis that also
+// holds 0 and negatives.
 // options: {height, span, yLabel, step (bucket width, ms), onSelect({from, to, min, max})}.
 export function heatmapChart(el, series, options = {}) {
   const height = options.height ?? 300;
   const edges = new Map();
   for (const point of series) for (const b of point.buckets ?? []) edges.set(`${b.min}|${b.max}`, [b.min, b.max]);
-  const rows = [...edges.values()].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const rows = heatmapRows([...edges.values()].sort((a, b) => a[0] - b[0] || a[1] - b[1]));
   const rowOf = new Map(rows.map(([lo, hi], i) => [`${lo}|${hi}`, i]));
   const times = series.map((p) => p.time / 1000);
   const step = (options.step ?? (series.length > 1 ? series[1].time - series[0].time : 60_000)) / 1000;
@@ -266,7 +295,7 @@ export function heatmapChart(el, series, options = {}) {
         y: { auto: false, range: [0, Math.max(rows.length, 1)] },
       },
       axes: [
-        {},
+        timeAxis(),
         {
           label: options.yLabel ?? "",
           size: 70,
