@@ -91,16 +91,18 @@ class RateLimiter:
     def _wait(self, now: float) -> int:
         return max(1, math.ceil(self._length - now % self._length))
 
-    def hit(self, key: str) -> int:
-        """Count one hit, or raise ``RateLimited`` (429 with Retry-After) when over the limit.
+    def hit(self, key: str, weight: int = 1) -> int:
+        """Count a hit of ``weight``, or raise ``RateLimited`` (429 with Retry-After) when the
+        limit was reached before it: a heavy hit may pass the limit once, and the ones after
+        it wait until the window has slid past it.
 
         Returns the window the hit was counted in, for ``give_back``.
         """
         now = self._clock()
         start = self._start(now)
-        current, previous = self._counts.add(self._prefix + key, start, self._length, 1)
-        if self._estimate(current - 1, previous, now) >= self.limit:
-            self._counts.add(self._prefix + key, start, self._length, -1)
+        current, previous = self._counts.add(self._prefix + key, start, self._length, weight)
+        if self._estimate(current - weight, previous, now) >= self.limit:
+            self._counts.add(self._prefix + key, start, self._length, -weight)
             raise RateLimited(
                 self._wait(now), f"rate limit of {self.limit} per {self.window:g}s reached"
             )

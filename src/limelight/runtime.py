@@ -13,6 +13,7 @@ from limelight.auth.known_keys import KnownKeys
 from limelight.auth.sealing import Sealer
 from limelight.auth.throttle import FailedAuthThrottle
 from limelight.ingest.group_commit import GroupCommit
+from limelight.ingest.past_days import PastDays
 from limelight.ingest.service import RowSink
 from limelight.ratelimit import MemoryCounts, RedisCounts, WindowCounts
 from limelight.retention import Retention
@@ -55,6 +56,8 @@ class Runtime:
     ingest: RowSink
     # API keys resolved before, taken without a database read while it is unchanged.
     keys: KnownKeys
+    # Each environment's budget of days of past events a minute (ingest/past_days.py).
+    past_days: PastDays
     started: bool = field(default=False)
 
     @classmethod
@@ -74,6 +77,7 @@ class Runtime:
             Retention(settings, meta, events),
             events if buffered(settings) else GroupCommit(events),
             KnownKeys(meta),
+            PastDays(counts, per_minute=settings.past_days_per_minute),
         )
 
     @cached_property

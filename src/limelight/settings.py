@@ -134,6 +134,12 @@ class Settings(BaseSettings):
     max_stored_bytes_per_request: int = Field(
         64 * MIB, description="Most JSON one request may store (OTLP repeats resources)."
     )
+    past_days_per_minute: int = Field(
+        100,
+        ge=1,
+        description="Most days (UTC) before yesterday or after tomorrow an environment's "
+        "events may fall on, a minute; past it ingest answers 429 (each day is a part).",
+    )
     redact_secrets: bool = Field(
         True, description="Default for new environments: replace values of secret-looking keys."
     )

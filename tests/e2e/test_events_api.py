@@ -176,6 +176,43 @@ def test_a_batch_on_more_days_than_a_request_may_hold_is_refused_whole(
     assert run.json()["data"]["aggregates"][0]["values"]["COUNT"] == 30, run.text
 
 
+def test_an_environment_writes_at_most_a_hundred_past_days_a_minute(server: LiveServer) -> None:
+    """One key sending many requests of 100 past days each made a part per day, 4,000 in
+    a second, and held every tenant's inserts: past 100 past days a minute an
+    environment's requests are refused whole with 429 on every ingest API, while its live
+    events and other environments go on."""
+    day = 86_400_000
+    now = int(time.time() * 1000)
+    flood, other = server.new_tenant(), server.new_tenant()
+    old = [{"_timestamp": now - (500 + i) * day, "n": i} for i in range(100)]
+    assert server.send(flood.ingest_key, "backfill", old).status_code == 202
+    past = {"_timestamp": now - 1000 * day, "n": "past"}
+    refused = server.send(flood.ingest_key, "backfill", [past])
+    assert refused.status_code == 429, refused.text
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    assert "at most 100 past days a minute" in refused.json()["reason"]
+    bulk = post(
+        server,
+        "/es/logs/_bulk",
+        b'{"index":{}}\n' + json.dumps({"@timestamp": now - 900 * day}).encode() + b"\n",
+        flood.ingest_key,
+    )
+    assert bulk.status_code == 429, bulk.text
+    assert bulk.json()["error"]["type"] == "es_rejected_execution_exception"
+    hec = web.post(
+        f"{server.url}/services/collector/event",
+        content=json.dumps({"time": (now - 800 * day) / 1000, "event": "x"}),
+        headers={"Authorization": f"Splunk {flood.ingest_key}"},
+    )
+    assert (hec.status_code, hec.json()["code"]) == (429, 9), hec.text
+    # The environment's live events, and another environment's past ones, go on.
+    assert server.send(flood.ingest_key, "live", [{"n": "live"}]).status_code == 202
+    assert server.send(other.ingest_key, "backfill", old).status_code == 202
+    stored = server.read(flood.admin_key, "backfill")
+    assert sorted(e["n"] for e in stored) == list(range(100))  # nothing refused stored
+    assert server.read(flood.admin_key, "logs") == []
+
+
 def test_an_event_just_under_256kb_is_accepted(server: LiveServer, tenant: Tenant, ds: str) -> None:
     event = {"p": "x" * (256 * 1024 - 9)}  # 256kb - 1 byte as JSON
     assert server.send(tenant.ingest_key, ds, [event]).status_code == 202

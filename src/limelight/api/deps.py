@@ -8,7 +8,7 @@ from starlette.requests import Request
 from limelight.auth.api_keys import KeyContext
 from limelight.errors import Forbidden
 from limelight.ingest.batch import IngestLimits
-from limelight.settings import Settings
+from limelight.runtime import Runtime
 from limelight.web.access import note_tenant
 from limelight.web.request import runtime_of
 
@@ -44,9 +44,11 @@ async def admin_key(request: Request) -> KeyContext:
     return ctx
 
 
-def ingest_limits(settings: Settings) -> IngestLimits:
+def ingest_limits(runtime: Runtime) -> IngestLimits:
+    settings = runtime.settings
     return IngestLimits(
         max_event_bytes=settings.max_event_bytes,
         max_events=settings.max_events_per_request,
         max_stored_bytes=settings.max_stored_bytes_per_request,
+        past_days=runtime.past_days,
     )

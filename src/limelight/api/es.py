@@ -67,6 +67,8 @@ _ERROR_TYPES = {
     408: "timeout_exception",
     413: "content_too_long_exception",
     415: "media_type_header_exception",
+    # What Elasticsearch answers when it cannot take more now, and shippers retry.
+    429: "es_rejected_execution_exception",
 }
 _CHALLENGE = {"WWW-Authenticate": 'Basic realm="security", charset="UTF-8", ApiKey, Bearer'}
 
@@ -119,7 +121,7 @@ def _bulk_answer(
 ) -> tuple[DocumentsOutcome, bytes]:
     """Store the bulk and write its answer, off the event loop: the answer of 100,000
     actions is as many objects to build and encode."""
-    limits = ingest_limits(runtime.settings)
+    limits = ingest_limits(runtime)
     items, outcome = ingest_bulk(
         runtime.ingest, key.tenant, key.redact_secrets, body, index, limits
     )
@@ -160,7 +162,7 @@ async def _one(request: Request, index: str, doc_id: str | None) -> Response:
         body,
         index,
         doc_id,
-        ingest_limits(settings),
+        ingest_limits(runtime),
     )
     count_ingest(API, len(body), outcome.accepted, outcome.refused, path=API)
     (result,) = outcome.results

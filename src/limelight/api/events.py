@@ -103,7 +103,7 @@ async def events_endpoint(request: Request) -> Response:
         # Parsing and storing run off the event loop: a 6MB batch must not
         # stall the other connections, and chDB releases the GIL while inserting.
         outcome = await run_in_threadpool(
-            ingest_body, runtime.ingest, origin, body, ingest_limits(settings)
+            ingest_body, runtime.ingest, origin, body, ingest_limits(runtime)
         )
     except ExposedError as exc:
         count_refused_request(API, exc.title, len(body))

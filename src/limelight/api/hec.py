@@ -66,7 +66,8 @@ def hec_answer(answer: tuple[int, int, str], **extra: object) -> Response:
 def hec_error(exc: ExposedError) -> Response:
     if isinstance(exc, HecError):
         return json_response({"text": exc.message, **exc.extra}, exc.http_status, exc.headers)
-    code = {503: BUSY[1], 500: INTERNAL[1]}.get(exc.status, INVALID_DATA[1])
+    # Over a limit (429) is Splunk's "server is busy" too: try again after Retry-After.
+    code = {429: BUSY[1], 503: BUSY[1], 500: INTERNAL[1]}.get(exc.status, INVALID_DATA[1])
     return json_response({"text": exc.reason or exc.message, "code": code}, exc.status, exc.headers)
 
 
@@ -101,7 +102,7 @@ async def _store(request: Request, raw: bool) -> Response:
     default = _default_dataset(request)
     body = await read_body(request, settings.max_request_bytes)
     request.scope[BODY_BYTES] = len(body)
-    limits = ingest_limits(settings)
+    limits = ingest_limits(runtime)
     result: HecOutcome
     if raw:
         dataset = dataset_of(request.query_params.get("index"), default)

@@ -63,7 +63,7 @@ async def _push(request: Request) -> Response:
         body,
         not _is_json(request.headers.get("content-type")),
         dataset,
-        ingest_limits(settings),
+        ingest_limits(runtime),
         settings.max_request_bytes,
     )
     outcome = result.outcome

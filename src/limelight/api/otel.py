@@ -136,7 +136,7 @@ async def _export(request: Request, encoding: Encoding | None) -> Response:
     limit: InFlightLimit = request.app.state.otel_in_flight
     with limit.slot(key.tenant.workspace_id):
         outcome = await run_in_threadpool(
-            ingest_otlp, runtime.ingest, signal, origin, body, encoding, ingest_limits(settings)
+            ingest_otlp, runtime.ingest, signal, origin, body, encoding, ingest_limits(runtime)
         )
     path = f"{API}_{signal.name}"  # otlp_traces, otlp_logs, otlp_metrics
     count_ingest(API, len(body), outcome.accepted, outcome.refused, path=path)

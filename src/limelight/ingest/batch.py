@@ -17,6 +17,7 @@ from limelight.ingest.nesting import (
     may_nest_deeper_than,
     nests_deeper_than,
 )
+from limelight.ingest.past_days import PastDays
 
 __all__ = [
     "IngestLimits",
@@ -47,6 +48,8 @@ class IngestLimits:
     # resource in every event) but not without bound.
     max_stored_bytes: int
     max_invalid_listed: int = 1000
+    # The environment's budget of past days (``past_days``); None counts none.
+    past_days: PastDays | None = None
 
 
 @dataclass(slots=True)

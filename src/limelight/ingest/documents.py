@@ -204,6 +204,6 @@ def store_documents(
     rows = document_rows(checked, redacting)
     for place, row in zip(places, rows, strict=True):
         results[place] = row.id
-    store_rows(store, tenant, rows)
+    store_rows(store, tenant, rows, limits.past_days)
     refused = Counter(r.kind for r in results if isinstance(r, Refusal))
     return DocumentsOutcome(results, refused)

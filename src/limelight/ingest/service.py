@@ -14,6 +14,7 @@ from limelight.event_json import dumps_exact
 from limelight.ids import new_id
 from limelight.ingest.batch import IngestLimits, parse_batch
 from limelight.ingest.enrich import event_time_ms, header_name, now_ms, pick_name
+from limelight.ingest.past_days import PastDays
 from limelight.ingest.redact import may_hold_secrets, redact
 from limelight.store.events.base import MAX_DAYS_PER_INSERT, EventRow
 from limelight.tenant import Tenant
@@ -91,9 +92,12 @@ def build_rows(
 MAX_DAYS_PER_REQUEST = 100
 
 
-def store_rows(store: RowSink, tenant: Tenant, rows: list[EventRow]) -> None:
-    """Store the rows durably: one INSERT, or one per 100 days of event time; a request
-    whose events fall on more than ``MAX_DAYS_PER_REQUEST`` days is refused whole."""
+def store_rows(
+    store: RowSink, tenant: Tenant, rows: list[EventRow], past_days: PastDays | None
+) -> None:
+    """Store the rows durably: one INSERT, or one per 100 days of event time. A request
+    whose events fall on more than ``MAX_DAYS_PER_REQUEST`` days, or on more past days
+    than the environment's budget has left (``past_days``), is refused whole."""
     if not rows:
         return
     days = {r.timestamp_ms // DAY_MS for r in rows}
@@ -103,6 +107,8 @@ def store_rows(store: RowSink, tenant: Tenant, rows: list[EventRow]) -> None:
             f" one's fall on {len(days)}: send them in requests of fewer days",
             message="Too many days",
         )
+    if past_days is not None:
+        past_days.admit(tenant, days)
     first = min(days)
     if max(days) - first < MAX_DAYS_PER_INSERT:
         _insert(store, tenant, rows)
@@ -126,7 +132,7 @@ def ingest_body(store: RowSink, origin: Origin, body: bytes, limits: IngestLimit
     rows = build_rows(
         origin, [(v.event, v.raw) for v in batch.valid], may_hold_secrets(body), batch.exact
     )
-    store_rows(store, origin.tenant, rows)
+    store_rows(store, origin.tenant, rows, limits.past_days)
     return IngestOutcome(
         accepted=len(rows),
         invalid=batch.invalid,

@@ -93,7 +93,7 @@ def ingest_otlp(
 ) -> OtlpOutcome:
     """Store the accepted items of one request (one insert); return after they are stored."""
     rows, rejections = otlp_rows(signal, origin, body, encoding, limits)
-    store_rows(store, origin.tenant, rows)
+    store_rows(store, origin.tenant, rows, limits.past_days)
     message = rejections.message()
     if message:
         message = f"{signal.items} rejected: {message}"
