@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 
 from limelight.errors import StoreError, Unavailable
 from limelight.store.events import wal
@@ -19,6 +20,8 @@ from limelight.store.events.buffered import GATHER_SECONDS, BufferedInserts, Buf
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.tenant import Tenant
 from tests import query_reference as ref
+
+LAG = "limelight_ingest_buffer_lag_seconds"  # the gauge of the oldest wait
 
 NOW_MS = 1_790_000_000_000
 DAY_MS = 86_400_000
@@ -253,6 +256,8 @@ def test_a_lagging_engine_refuses_each_tenant_once_its_own_records_waited(
         now[0] += 6
         with pytest.raises(Unavailable):  # A's records have waited past the bound
             buffer.append(record(A, rows("more", 10)))
+        # The gauge says so while the INSERT is still stuck, not the wait it last saw.
+        assert REGISTRY.get_sample_value(LAG) == GATHER_SECONDS + 6
         # B's have not: another's backlog does not refuse it...
         buffer.append(record(B, rows("late", 10)))
         now[0] += 6

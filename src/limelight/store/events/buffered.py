@@ -293,6 +293,10 @@ class BufferedInserts:
 
     def _admit(self, tenant: Tenant, size: int) -> None:
         """Refuse an append past the bounds (called under the lock)."""
+        # The gauge is set here too, not only between segments: while one INSERT is
+        # stuck it showed the wait it had when the segment was taken (3 s for a minute
+        # and a half, in a review), however long the records behind it had waited.
+        metrics.INGEST_BUFFER_LAG.set(self._lag())
         reason = None
         if self._stopping or self._thread is None:
             reason, text = "stopping", "the server is stopping"
