@@ -43,6 +43,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from alembic.script import ScriptDirectory
+
 from limelight.auth.alert_secrets import reseal_all
 from limelight.auth.sealing import Sealer
 from limelight.auth.sessions import KEY_FILE
@@ -51,12 +53,15 @@ from limelight.settings import Settings
 from limelight.store.events.base import EventStore
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.store.events.unscoped import unscoped
-from limelight.store.meta.db import MetaDB
+from limelight.store.meta.db import MIGRATIONS, MetaDB
 
 MANIFEST = "manifest.json"
 FORMAT = 1
 META_FILE = "meta.db"
 EVENTS_DIR = "events"
+# What ClickHouse's BACKUP writes first in its folder: without it the engine's RESTORE
+# fails (BACKUP_NOT_FOUND) after the metadata was restored and migrated.
+EVENTS_DESCRIPTION = ".backup"
 
 
 def embedded(settings: Settings) -> bool:
@@ -174,7 +179,11 @@ def check_backup(source: Path) -> None:
             f"{source} holds symbolic links ({', '.join(links[:3])}), which no backup made "
             "by limelight backup holds: restore a copy that holds the files themselves"
         )
-    for name, whole in ((META_FILE, Path.is_file), (EVENTS_DIR, Path.is_dir)):
+    for name, whole in (
+        (META_FILE, Path.is_file),
+        (EVENTS_DIR, Path.is_dir),
+        (f"{EVENTS_DIR}/{EVENTS_DESCRIPTION}", Path.is_file),
+    ):
         if not whole(source / name):
             raise NotFound(f"{source} is not a whole Limelight backup: it holds no {name}")
 
@@ -236,14 +245,23 @@ def _copy_private(source: Path, target: Path) -> None:
 
 def _check_metadata(path: Path, source: Path) -> None:
     """Refuse a ``meta.db`` that is not the metadata of an installation (not SQLite, or
-    without the migrations' record), before the migrations meet it."""
+    without the migrations' record), or whose schema is newer than this code's, before
+    the migrations meet it: Alembic stops on a revision it does not know with a
+    traceback."""
     try:
         with closing(sqlite3.connect(path)) as db:
-            db.execute("SELECT version_num FROM alembic_version").fetchall()
+            versions = [v for (v,) in db.execute("SELECT version_num FROM alembic_version")]
     except sqlite3.DatabaseError as exc:
         raise Conflict(
             f"{source / META_FILE} is not the metadata of a Limelight installation ({exc})"
         ) from None
+    known = {script.revision for script in ScriptDirectory(str(MIGRATIONS)).walk_revisions()}
+    unknown = [str(v) for v in versions if v not in known]
+    if unknown:
+        raise Conflict(
+            f"the backup was made by a newer Limelight (schema {', '.join(unknown)}); "
+            "restore it with that version"
+        )
 
 
 def _move_into(stage: Path, data_dir: Path) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import stat
 import subprocess
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -60,8 +62,11 @@ def test_a_restore_failing_at_the_events_leaves_the_data_directory_as_it_was(
     backup: Path, tmp_path: Path
 ) -> None:
     broken = copy_of(backup, tmp_path)
+    # The engine's description of the backup stays (one without it is refused up front):
+    # the files it lists are gone, which only the engine's RESTORE finds out.
     for part in (broken / "events").iterdir():
-        shutil.rmtree(part) if part.is_dir() else part.unlink()
+        if part.is_dir():
+            shutil.rmtree(part)
     data = tmp_path / "data"
     data.mkdir()
     refused(restore(data, broken), 3, "the events store cannot be used")
@@ -116,6 +121,19 @@ def no_metadata(backup: Path) -> None:
     (backup / "meta.db").unlink()
 
 
+def no_events(backup: Path) -> None:
+    """The ``events/`` folder left, empty: the engine's RESTORE answered BACKUP_NOT_FOUND
+    (exit 3) once the metadata was restored and migrated."""
+    for part in (backup / "events").iterdir():
+        shutil.rmtree(part) if part.is_dir() else part.unlink()
+
+
+def from_a_newer_limelight(backup: Path) -> None:
+    """A schema version this code has no migration for: Alembic's traceback, exit 70."""
+    with closing(sqlite3.connect(backup / "meta.db")) as db, db:
+        db.execute("UPDATE alembic_version SET version_num = '9999_future'")
+
+
 def linked(name: str, to: str | None = None) -> Callable[[Path], None]:
     """The backup's ``name`` made a symbolic link: to ``to``, else to the part itself moved
     out of the backup (whole, only elsewhere)."""
@@ -137,11 +155,25 @@ def linked(name: str, to: str | None = None) -> Callable[[Path], None]:
     [
         (not_sqlite, "meta.db is not the metadata of a Limelight installation"),
         (no_metadata, "it holds no meta.db"),
+        (no_events, "is not a whole Limelight backup: it holds no events/.backup"),
+        (
+            from_a_newer_limelight,
+            "the backup was made by a newer Limelight (schema 9999_future); "
+            "restore it with that version",
+        ),
         (linked("meta.db", "/etc/passwd"), "holds symbolic links (meta.db)"),
         (linked("secret.key"), "holds symbolic links (secret.key)"),
         (linked("events"), "holds symbolic links (events)"),
     ],
-    ids=["not-sqlite", "no-meta-db", "meta-db-linked", "key-linked", "events-linked"],
+    ids=[
+        "not-sqlite",
+        "no-meta-db",
+        "no-events",
+        "newer-schema",
+        "meta-db-linked",
+        "key-linked",
+        "events-linked",
+    ],
 )
 def test_a_backup_not_as_limelight_backup_writes_it_is_refused_before_anything_is_written(
     backup: Path, tmp_path: Path, damage: Callable[[Path], None], said: str
