@@ -79,7 +79,7 @@ def validate(data: dict[str, Any]) -> BoardFields:
         raise BadRequest(message="Invalid board", errors=errors) from None
 
 
-def _check_lines(before: dict[str, Any] | None, after: BoardFields) -> None:
+def check_lines(before: dict[str, Any] | None, after: BoardFields) -> None:
     """The name and the panel titles written are one line each: those already stored
     (before the rule was made) stay, so a board keeps taking changes of other fields."""
     stored = before or {}
@@ -153,7 +153,7 @@ def create(
     if managed_id is not None:
         managed_repo.check_managed_id(managed_id)
     fields = validate(data)
-    _check_lines(None, fields)
+    check_lines(None, fields)
     with meta.session(immediate=True) as s:
         _check_queries(s, tenant, fields)
         board = repo.create_board(s, tenant, fields.name, fields.description, author)
@@ -190,7 +190,7 @@ def _change(
         current = _document(s, board)
         writable = {k: v for k, v in current.items() if k not in SERVICE_FIELDS}
         fields = validate(edit(writable))
-        _check_lines(writable, fields)
+        check_lines(writable, fields)
         _check_queries(s, tenant, fields)
         board.name = fields.name
         board.description = fields.description

@@ -46,7 +46,7 @@ def writable(data: dict[str, Any]) -> dict[str, Any]:
 MAX_NAME = 200
 
 
-def _check_name(sent: dict[str, Any]) -> None:
+def check_name(sent: dict[str, Any]) -> None:
     name = sent.get("name")
     problem = line_problem(name, MAX_NAME) if isinstance(name, str) else None
     if problem is not None:
@@ -65,7 +65,7 @@ def create(
     if managed_id is not None:
         managed_repo.check_managed_id(managed_id)
     fields = fields_to_json(validate_fields(writable(data)))
-    _check_name(data)
+    check_name(data)
     with meta.session(immediate=True) as s:
         query_id = repo.create_query(s, tenant, fields, author).id
         if managed_id is not None:
@@ -94,7 +94,7 @@ def update(
     with meta.session(immediate=True) as s:
         query = repo.get_query(s, tenant, query_id, lock=True)
         if patch.get("name") != query.fields.get("name"):  # the stored one stays
-            _check_name(patch)
+            check_name(patch)
         fields = validate_fields(patch if replace else {**query.fields, **patch})
         check_query_change(s, tenant, query_id, fields)  # what its alerts watch stays
         merged = fields_to_json(fields)

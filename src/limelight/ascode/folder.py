@@ -27,7 +27,10 @@ from limelight.ascode import baselime, documents, limelight_files
 from limelight.ascode.canonical import alert_form, calculations_of, query_form
 from limelight.ascode.problems import FolderRefused, Problem
 from limelight.ascode.resources import Kind, Resource
+from limelight.boards import check_lines
+from limelight.boards import validate as validate_board
 from limelight.errors import BadRequest
+from limelight.saved_queries import check_name
 from limelight.times import duration_error
 from limelight.validation import field_errors
 
@@ -130,11 +133,19 @@ def _declared(fmt: Format, docs: list[documents.Document]) -> dict[tuple[Kind, s
     return out
 
 
+def _refused(res: Resource, exc: BadRequest) -> list[Problem]:
+    return [res.problem(field_path(e["field"]), e["message"]) for e in exc.errors or []]
+
+
 def _query(res: Resource) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        return query_form(res.body), []
+        form = query_form(res.body)
+        # The server's rule for the name it is sent (one line): the query layer's
+        # validation leaves names alone, and apply stopped half-way at this query.
+        check_name(form)
     except BadRequest as exc:
-        return None, [res.problem(field_path(e["field"]), e["message"]) for e in exc.errors or []]
+        return None, _refused(res, exc)
+    return form, []
 
 
 def _alert(
@@ -177,7 +188,32 @@ def _board(res: Resource, queries: dict[str, Any]) -> tuple[dict[str, Any] | Non
         for i, p in enumerate(res.body.get("panels", []))
         if p["query"] not in queries
     ]
+    problems += _board_fields(res)
     return (None if problems else dict(res.body)), problems
+
+
+# A panel's query_id for the check: the folder names the query by its own id, and its
+# id in the environment is known only once apply has made it (that it is declared in
+# the folder is checked apart).
+_SOME_QUERY_ID = "q"
+
+
+def _board_fields(res: Resource) -> list[Problem]:
+    """The board as the Boards API checks a new one (its fields, its name and panel
+    titles each one line), so that apply is not refused half-way."""
+    sent = {
+        **res.body,
+        "name": res.body.get("name") or res.id,  # as the plan sends it
+        "panels": [
+            {**{k: v for k, v in p.items() if k != "query"}, "query_id": _SOME_QUERY_ID}
+            for p in res.body.get("panels", [])
+        ],
+    }
+    try:
+        check_lines(None, validate_board(sent))
+    except BadRequest as exc:
+        return _refused(res, exc)
+    return []
 
 
 def read_folder(root: Path) -> Folder:

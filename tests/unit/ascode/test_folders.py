@@ -140,6 +140,33 @@ def test_an_id_ending_in_a_line_break_is_refused_by_the_plan(tmp_path: Path) -> 
     assert problem.message == "an id is 1 to 128 letters, digits, - or _"
 
 
+def test_names_and_titles_the_server_refuses_are_refused_by_the_plan(tmp_path: Path) -> None:
+    """They passed the plan, and the apply stopped half-way ("1 of 3 changes applied
+    before it") when the server refused the second."""
+    (tmp_path / "queries.yml").write_text(
+        "queries:\n  ok:\n    calculations: [{operator: COUNT}]\n"
+        '  bad:\n    name: "bad\\nname"\n    calculations: [{operator: COUNT}]\n'
+    )
+    (tmp_path / "boards.yml").write_text(
+        "boards:\n"
+        '  escaped:\n    name: "red\\u001b[31m"\n    panels: [{query: ok}]\n'
+        '  titled:\n    panels:\n      - {query: ok}\n      - {query: ok, title: "two\\nlines"}\n'
+        '  nel:\n    name: "next\\u0085line"\n'
+        f"  long:\n    name: {'x' * 257}\n"
+    )
+    with pytest.raises(FolderRefused) as caught:
+        read_folder(tmp_path)
+    one_line = "must be one line, without control characters"
+    boards, queries = str(tmp_path / "boards.yml"), str(tmp_path / "queries.yml")
+    assert [(p.file, p.line, p.field, p.message) for p in caught.value.problems] == [
+        (boards, 3, "boards.escaped.name", one_line),
+        (boards, 8, "boards.titled.panels[1].title", one_line),
+        (boards, 10, "boards.nel.name", one_line),
+        (boards, 12, "boards.long.name", "a name of 1 to 256 characters is required"),
+        (queries, 5, "queries.bad.name", one_line),
+    ]
+
+
 def test_baselime_variables_are_filled_in_within_the_file_size_and_counted_once() -> None:
     """3,000 uses of a 1 MB value built 3 GB; 300,000 missing variables took two
     minutes, each counting the line breaks before it again (now under a second)."""
