@@ -99,11 +99,17 @@ def field_errors(
     return [{"field": f, "message": m} for f, m in errors.items()]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0, DEL and C1 (NEL U+0085 breaks a line, CSI U+009B starts a terminal's escape
+# sequence as ESC [ does), and the line and paragraph separators, which break a line
+# wherever Unicode's line breaks are read. Not the reordering marks (U+202A-U+202E,
+# U+2066-U+2069): a name written right to left needs them, and the console and the
+# command line show them as their codes.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def has_control(text: str) -> bool:
-    """Whether ``text`` holds a C0 control character or DEL (U+0000, a line break, ESC)."""
+    """Whether ``text`` holds a control character (C0, DEL or C1: U+0000, a line break,
+    ESC, NEL, CSI) or a line or paragraph separator (U+2028, U+2029)."""
     return _CONTROL.search(text) is not None
 
 

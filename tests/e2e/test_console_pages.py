@@ -3,6 +3,7 @@ user's environments, readable errors, empty states, alerts and saved queries."""
 
 from __future__ import annotations
 
+import html
 import re
 import time
 import uuid
@@ -525,5 +526,24 @@ def test_a_name_that_reorders_its_line_is_shown_with_its_marks(member: Member) -
                      headers={"Authorization": member.tenant.admin_key})  # fmt: skip
     made_query = api.post("/v1/queries", json={"name": "rtl\u202ename"})
     query_id = made_query.json()["query"]["id"]
-    assert "rtl\\u202ename" in member.get(f"{member.base}/queries").text
+    queries = member.get(f"{member.base}/queries").text
+    assert "rtl\\u202ename" in queries
     assert 'value="rtl\u202ename"' in member.get(f"{member.base}/query", saved=query_id).text
+    # A delete's confirmation names what it deletes: the marks turned it around there too.
+    assert "Delete the saved query rtl\\u202ename?" in confirmations(queries)
+    board = {"name": "rtl\u202eboard", "panels": [{"query_id": query_id, "title": "t\u202eitle"}]}
+    board_id = api.post("/v1/boards", json=board).json()["board"]["id"]
+    assert "Delete the board rtl\\u202eboard? Its saved queries stay." in confirmations(
+        member.get(f"{member.base}/boards").text
+    )
+    assert confirmations(member.get(f"{member.base}/boards/{board_id}").text) >= {
+        "Remove the panel t\\u202eitle from this board? Its saved query stays.",
+        "Delete the board rtl\\u202eboard? Its saved queries stay.",
+    }
+
+
+def confirmations(page: str) -> set[str]:
+    """The sentences a page's forms ask to confirm, as the browser reads them."""
+    found = {html.unescape(c) for c in re.findall(r'data-confirm="([^"]*)"', page)}
+    assert found and not [c for c in found if "\u202e" in c], found
+    return found
