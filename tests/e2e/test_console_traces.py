@@ -203,6 +203,40 @@ def test_the_traces_page_lists_the_latest_traces_and_sorts_them_by_duration(
     assert "No trace matches" in ranged.text
 
 
+def test_past_a_page_of_traces_the_next_page_goes_on_where_it_left_off(
+    server: LiveServer,
+) -> None:
+    """150 traces a second apart, of durations all different: newest first, the page of
+    100 links to the earlier ones, slowest first to the faster ones; the two pages hold
+    every trace, the last of the first page listed again at the top of the second."""
+    tenant = server.new_tenant()
+    ids = [bytes([0x40 + i // 256, i % 256]) + bytes(14) for i in range(150)]
+    spans = [
+        span(
+            f"GET /{i}",
+            trace_id=tid,
+            start=T0 + i * 1000 * MS,
+            end=T0 + (i * 1000 + 3 + 7 * i) * MS,
+        )
+        for i, tid in enumerate(ids)
+    ]
+    send_spans(server, tenant, "web", spans)
+    member = member_of(server, tenant)
+    try:
+        for order, expected in (("start", ids[::-1]), ("duration", ids[::-1])):
+            first = member.get(f"{member.base}/traces", orderBy=order, range="24h")
+            listed = listed_traces(first.text)
+            assert listed == [t.hex() for t in expected[:100]]
+            found = re.search(r'<a href="([^"]+)" data-next-page>', first.text)
+            assert found, order
+            second = member.get(html.unescape(found.group(1)))
+            assert second.status_code == 200, second.text
+            assert listed_traces(second.text) == [t.hex() for t in expected[99:]]
+            assert "data-next-page" not in second.text  # 51 traces: the last page
+    finally:
+        member.browser.close()
+
+
 def test_a_bad_search_names_the_field_and_keeps_the_form(shop: Member) -> None:
     for params, field in [
         ({"min": "fast"}, "minDuration"),

@@ -12,12 +12,13 @@ field is named as the API names it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from limelight.console.query_form import FormRows, fields_from_params, format_value
 from limelight.console.timeframe import Window
 from limelight.query.traces import TraceSearch, validate_search
+from limelight.times import Timeframe
 
 DEFAULT_DATASET = "otel"
 # Traces a page lists (the trace search allows 1,000): as many as a scatter and a table
@@ -97,6 +98,19 @@ class TraceForm:
     def search(self, window: Window) -> TraceSearch:
         """The trace search; ``BadRequest`` naming each field at fault."""
         return validate_search(self.body(window))
+
+    def next_page(self, window: Window, start: int, duration: float) -> list[tuple[str, str]]:
+        """The address of the page after one whose last trace started at ``start`` and
+        lasted ``duration`` ms: newest first, the timeframe up to that start; slowest
+        first, the traces up to that duration. The search has no offset (a page is read
+        window by window, newest first), so a page goes on from where the last left off,
+        and the last trace (and any of the same start or duration) is listed again rather
+        than lost."""
+        if self.order == "duration":
+            return replace(self, max_duration=repr(duration)).params(window)
+        if start + 1 <= window.from_ms:
+            return self.params(window)
+        return self.params(Window(Timeframe(window.from_ms, min(start + 1, window.to_ms))))
 
     def params(self, window: Window, **change: str) -> list[tuple[str, str]]:
         """This search's address, with ``change`` (orderBy) applied."""

@@ -135,6 +135,7 @@ async def traces_page(request: Request, here: Here) -> Response:
         "errors": [],
         "error": None,
         "traces": None,
+        "next_page": None,
         "limit": PAGE_TRACES,
     }
     status = 200
@@ -167,6 +168,9 @@ async def traces_page(request: Request, here: Here) -> Response:
         )
         rows = [TraceRow.of(here.base, t) for t in found["traces"]]
         context["traces"] = rows
+        if len(rows) == PAGE_TRACES:
+            last = rows[-1]
+            context["next_page"] = form.next_page(window, int(last.start), float(last.duration))
         context["chart"] = {
             "span": [window.from_ms, window.to_ms],
             "points": [r.point() for r in rows],
