@@ -71,6 +71,9 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
         "events": f"{b}/events?ds=logs",
         "events-filtered": f"{b}/events?ds=logs&fk=http.status&fo=%3D&fv=500&cols=duration",
         "query-saved": f"{b}/query?saved={ids['query']}",
+        # Rows of three fields and a button, and a long key: wider than a phone once.
+        "query-rows": f"{b}/query?nt=dataset&nv=otel&co=P95&ck=duration&co=COUNT"
+        "&fk=kind&fo=%3D&fv=SERVER&g=attributes.cloud.region",
         "boards": f"{b}/boards",
         "board": f"{b}/boards/{ids['board']}",
         "traces-latest": f"{b}/traces",
@@ -99,6 +102,11 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
         page.wait_for_load_state("networkidle")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{name} is wider than a phone: {width}px"
+        # Each span's service and name whole: beside its bar a phone clipped the name.
+        clipped = page.eval_on_selector_all(
+            ".span-label", "labels => labels.filter(l => l.scrollWidth > l.clientWidth + 1).length"
+        )
+        assert clipped == 0, f"{name}: {clipped} span names clipped"
         if name in ("events", "query-saved", "alert", "board", "traces-latest", "service-checkout"):
             console.shot(f"{name}-phone")
 
