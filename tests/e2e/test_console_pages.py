@@ -17,8 +17,10 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from fastapi.routing import APIRoute
+from sqlalchemy import select
 
 from limelight.console import PAGE_MODULES
+from limelight.store.meta.models import ApiKey
 from tests import web
 from tests.e2e.oauth_support import (
     Browser,
@@ -347,13 +349,79 @@ def test_alerts_are_created_checked_tested_edited_and_keep_their_query(member: M
     assert "COUNT &gt; 1000" in member.get(page).text
 
     kept = member.post(f"{b}/queries/{member.query_id}/delete")
-    assert kept.status_code == 403
-    assert "used by the alert &#39;too many orders&#39;" in kept.text
+    assert kept.status_code == 303 and kept.headers["location"] == f"{b}/queries"
+    assert "used by the alert &#39;too many orders&#39;" in member.get(f"{b}/queries").text
     link = member.get(f"/alerts/{alert_id.group(1)}")
     assert link.status_code == 303 and link.headers["location"] == page
 
     assert member.post(f"{page}/delete").status_code == 303
     assert member.get(page).status_code == 404
+
+
+def test_an_alert_not_checked_yet_says_so_and_claims_no_state(member: Member) -> None:
+    """Stored as OK from its creation (the API's ``state``, with ``last_checked_at``
+    null), an alert never checked is not shown as OK: no check found it so."""
+    b = member.base
+    # Off: the evaluator claims only enabled alerts, so it stays unchecked for the test.
+    form = {"name": "quiet", "target": f"{member.query_id}|COUNT", "operation": ">", "value": "9"}
+    page = member.post(f"{b}/alerts", **form).headers["location"]
+    shown = member.get(page).text
+    heading = re.search(r"<h1>quiet (.*?)</h1>", shown)
+    assert heading and heading.group(1) == (
+        '<span class="state state-pending">Not checked yet</span>'
+    )
+    assert "not yet" in shown  # its "Last checked"
+    row = re.search(
+        rf'<td>(.*?)</td>\s*<td><a href="{page}">quiet</a>', member.get(f"{b}/alerts").text
+    )
+    assert row and row.group(1) == (
+        '<span class="state state-pending">Not checked yet</span> <span class="muted">off</span>'
+    )
+    assert member.post(f"{page}/delete").status_code == 303
+
+
+def test_an_alerts_history_writes_its_values_as_the_console_writes_numbers(
+    server: LiveServer,
+) -> None:
+    """At most three decimals and thousands separators (``number_text``), not the
+    float's repr: "us-west-2 178.79952639999996" read as noise."""
+    tenant = server.new_tenant()
+    m = member_of(server, tenant)
+    now = int(time.time() * 1000)
+    events = [
+        {"timestamp": now, "region": "us-west-2", "duration": 178.79952639999996},
+        {"timestamp": now, "region": "eu-west-1", "duration": 1234567.25},
+    ]
+    assert server.send(tenant.ingest_key, "latency", events).status_code == 202
+    query = web.post(
+        f"{server.url}/v1/queries",
+        json={
+            "name": "slowest",
+            "calculations": [{"operator": "MAX", "key": "duration"}],
+            "group_bys": [{"key": "region"}],
+        },
+        headers={"Authorization": tenant.admin_key},
+        timeout=30,
+    ).json()["query"]["id"]
+    form = {
+        "name": "slow regions",
+        "target": f"{query}|MAX(duration)",
+        "operation": ">",
+        "value": "1000000",
+        "window": "1h",
+        "enabled": "on",
+    }
+    created = m.post(f"{m.base}/alerts", **form)
+    assert created.status_code == 303, created.text
+    page = created.headers["location"]
+    deadline = time.monotonic() + 20
+    while 'id="alert-data"' not in (text := m.get(page).text):  # its first check
+        assert time.monotonic() < deadline, "the new alert was not checked"
+        time.sleep(0.5)
+    assert "region=us-west-2 <strong>178.8</strong>" in text
+    assert "region=eu-west-1 <strong>1,234,567.25</strong>" in text
+    assert "178.799526" not in text.split('id="alert-data"')[1].split("</script>", 1)[1]
+    m.browser.close()
 
 
 # The builder's script starts runs with this and reads the JSON answer: no form posts it,
@@ -442,6 +510,67 @@ def test_every_console_form_answers_with_a_redirect(server: LiveServer, tmp_path
     for answer in answered.values():
         assert "ll_sk_" not in answer.headers["location"]
         assert "ll_ws_" not in answer.headers["location"]
+
+
+def test_a_refused_form_leads_back_to_its_page_which_says_why_once(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    """A form the server refuses answers 303 too, to the page it was on, which shows the
+    reason to this session once: answered with the refusal itself, the browser stayed on
+    the form's address (``.../delete``), where a reload sent the form again."""
+    tenant = server.new_tenant()
+    m = member_of(server, tenant)
+    b = m.base
+
+    form = {"name": "watcher", "target": f"{m.query_id}|COUNT", "operation": ">", "value": "9"}
+    assert m.post(f"{b}/alerts", **form).status_code == 303
+    deleted = m.post(f"{b}/queries/{m.query_id}/delete")
+    assert deleted.status_code == 303 and deleted.headers["location"] == f"{b}/queries"
+    listed = m.get(f"{b}/queries").text
+    assert "the query is used by the alert &#39;watcher&#39;" in listed
+    assert "used by the alert" not in m.get(f"{b}/queries").text  # reloaded: said once
+    assert f"/queries/{m.query_id}/delete" in listed  # still there
+
+    board = m.post(f"{b}/boards", name="wall").headers["location"].split("?")[0]
+    board_id = board.rsplit("/", 1)[1]
+    panel = {"query_id": m.query_id, "visualization": "line", "width": "2", "range": "1h"}
+    assert m.post(f"{b}/board_panels", board=board_id, **panel).status_code == 303
+    shown = web.get(
+        f"{server.url}/v1/boards/{board_id}", headers={"Authorization": tenant.admin_key}
+    )
+    [panel_id] = [p["id"] for p in shown.json()["board"]["panels"]]
+    at = f"{board}/panels/{panel_id}"
+    assert m.post(f"{at}/delete", range="1h").status_code == 303
+    for action, fields in [
+        ("delete", {}),
+        ("move", {"direction": "later"}),
+        ("width", {"width": "3"}),
+    ]:
+        # Another tab removed the panel first.
+        again = m.post(f"{at}/{action}", range="1h", **fields)
+        assert again.status_code == 303 and again.headers["location"] == f"{board}?range=1h"
+        assert "that panel is no longer on this board" in m.get(again.headers["location"]).text
+        assert "no longer on this board" not in m.get(f"{board}?range=1h").text
+
+    email, password = new_user(server, tenant.workspace_id)
+    other = Browser(server)
+    assert other.login(email, password).status_code == 303
+    integration = register(server, tmp_path)
+    approved = other.decide(other.consent(other.authorize_url(integration)))
+    code = query_of(approved.headers["location"])["code"]
+    assert exchange(server, integration, code).status_code == 200  # installed, with its key
+    other.close()
+    with server.meta.session() as s:
+        [key_id] = s.scalars(
+            select(ApiKey.id).where(
+                ApiKey.environment_id == tenant.environment_id, ApiKey.installation_id.is_not(None)
+            )
+        )
+    revoked = m.post(f"{b}/keys/{key_id}/revoke")
+    assert revoked.status_code == 303 and revoked.headers["location"] == f"{b}/keys"
+    assert "belongs to an installed integration: uninstall it instead" in m.get(f"{b}/keys").text
+    assert "belongs to an installed integration" not in m.get(f"{b}/keys").text
+    m.browser.close()
 
 
 def secrets_on(page: httpx.Response) -> list[str]:

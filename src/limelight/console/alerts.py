@@ -44,6 +44,19 @@ def _targets(rt: Runtime, here: Place) -> list[dict[str, Any]]:
     return found
 
 
+def badge(alert: dict[str, Any]) -> dict[str, str]:
+    """The state an alert's badge shows: its text and its CSS class (``state-<class>``).
+
+    An alert is stored as OK from its creation, the baseline its first check compares with
+    (a first check in ALARM notifies "firing"), and the Alerts API says OK with
+    ``last_checked_at`` null. A page saying OK next to "not yet" claims a check that never
+    ran: until the first one, the badge says so instead.
+    """
+    if alert.get("last_checked_at") is None:
+        return {"text": "Not checked yet", "class": "pending"}
+    return {"text": alert["state"], "class": alert["state"].lower()}
+
+
 def _errors(exc: BadRequest) -> list[Any]:
     return exc.errors or [{"field": "alert", "message": exc.reason or exc.message}]
 
@@ -132,6 +145,8 @@ async def alerts_page(request: Request, here: Here) -> Response:
     rt = runtime_of(request)
     alerts = await run_in_threadpool(rt.alerts.all, here.tenant)
     names = {q["id"]: q.get("name") for q in await run_in_threadpool(_targets, rt, here)}
+    for alert in alerts:
+        alert["badge"] = badge(alert)
     return render("alerts.html", here=here, section="alerts", alerts=alerts, query_names=names)
 
 
@@ -222,6 +237,7 @@ async def alert_page(request: Request, here: Here, alert_id: str) -> Response:
         here=here,
         section="alerts",
         alert=alert,
+        badge=badge(alert),
         checks=checks,
         chart=_chart(alert, checks),
         secret=secret,

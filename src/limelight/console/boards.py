@@ -11,7 +11,9 @@ for any, so a board takes about as long as its slowest panel, not their sum
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -24,7 +26,14 @@ from limelight.console.render import query_string, render, see_other
 from limelight.console.route import console_router
 from limelight.console.running import Outcome, outcomes, start
 from limelight.console.scope import Here, Place
-from limelight.console.session import check_csrf, form_fields
+from limelight.console.session import (
+    check_csrf,
+    form_fields,
+    is_refusal,
+    refusals,
+    refused,
+    shown_once,
+)
 from limelight.console.timeframe import PRESETS, Window, window_of
 from limelight.errors import ExposedError
 from limelight.query.calculations import value_name
@@ -137,6 +146,7 @@ async def board_page(request: Request, here: Here, board_id: str) -> Response:
     rt = runtime_of(request)
     window = _window(request)
     board, queries = await run_in_threadpool(boards.with_queries, rt.meta, here.tenant, board_id)
+    errors = refusals(await shown_once(request, f"{here.base}/boards/{board_id}"))
     runs = await panel_runs(rt, here.tenant, board["panels"], queries, window)
     timeframe = window.params()
     for run in runs:
@@ -153,6 +163,7 @@ async def board_page(request: Request, here: Here, board_id: str) -> Response:
         timeframe=dict(timeframe),
         visualizations=boards.VISUALIZATIONS,
         columns=range(1, boards.COLUMNS + 1),
+        errors=errors,
     )
 
 
@@ -205,14 +216,34 @@ async def add_panel(request: Request, here: Here) -> Response:
     return see_other(_board_link(here, board_id, form))
 
 
+async def _panel_change(
+    request: Request,
+    here: Here,
+    board_id: str,
+    form: dict[str, str],
+    change: Callable[[], object],
+) -> Response:
+    """The board's page after a panel form, over the form's timeframe. A refusal (a panel
+    another tab removed) goes back there too, saying why: answered with an error page, the
+    browser stayed on the form's address, where a reload sent the form again."""
+    back = _board_link(here, board_id, form)
+    try:
+        await run_in_threadpool(change)
+    except ExposedError as exc:
+        if not is_refusal(exc):
+            raise
+        return await refused(request, f"{here.base}/boards/{board_id}", exc, back)
+    return see_other(back)
+
+
 @router.post("/env/{environment_id}/boards/{board_id}/panels/{panel_id}/move")
 async def move_panel(request: Request, here: Here, board_id: str, panel_id: str) -> Response:
     form = await form_fields(request)
     check_csrf(request, here.user, form)
     steps = -1 if form.get("direction") == "earlier" else 1
     rt = runtime_of(request)
-    await run_in_threadpool(boards.move_panel, rt.meta, here.tenant, board_id, panel_id, steps)
-    return see_other(_board_link(here, board_id, form))
+    change = partial(boards.move_panel, rt.meta, here.tenant, board_id, panel_id, steps)
+    return await _panel_change(request, here, board_id, form, change)
 
 
 @router.post("/env/{environment_id}/boards/{board_id}/panels/{panel_id}/width")
@@ -221,8 +252,8 @@ async def resize_panel(request: Request, here: Here, board_id: str, panel_id: st
     check_csrf(request, here.user, form)
     width = _width(form.get("width", ""))
     rt = runtime_of(request)
-    await run_in_threadpool(boards.resize_panel, rt.meta, here.tenant, board_id, panel_id, width)
-    return see_other(_board_link(here, board_id, form))
+    change = partial(boards.resize_panel, rt.meta, here.tenant, board_id, panel_id, width)
+    return await _panel_change(request, here, board_id, form, change)
 
 
 @router.post("/env/{environment_id}/boards/{board_id}/panels/{panel_id}/delete")
@@ -230,5 +261,5 @@ async def remove_panel(request: Request, here: Here, board_id: str, panel_id: st
     form = await form_fields(request)
     check_csrf(request, here.user, form)
     rt = runtime_of(request)
-    await run_in_threadpool(boards.remove_panel, rt.meta, here.tenant, board_id, panel_id)
-    return see_other(_board_link(here, board_id, form))
+    change = partial(boards.remove_panel, rt.meta, here.tenant, board_id, panel_id)
+    return await _panel_change(request, here, board_id, form, change)

@@ -32,7 +32,15 @@ from limelight.console.render import query_string, render, see_other
 from limelight.console.route import console_router
 from limelight.console.running import start
 from limelight.console.scope import Here, Place
-from limelight.console.session import check_csrf, form_fields, form_pairs
+from limelight.console.session import (
+    check_csrf,
+    form_fields,
+    form_pairs,
+    is_refusal,
+    refusals,
+    refused,
+    shown_once,
+)
 from limelight.console.timeframe import PRESETS, Window, window_of
 from limelight.datasets import SYSTEM_KEYS
 from limelight.errors import BadRequest, ExposedError
@@ -260,31 +268,27 @@ async def update_query(request: Request, here: Here, query_id: str) -> Response:
     return see_other(_builder_link(here, query_id, form))
 
 
-async def _list_page(
-    request: Request, here: Here, error: str | None = None, status: int = 200
-) -> Response:
+@router.get("/env/{environment_id}/queries")
+async def queries_page(request: Request, here: Here) -> Response:
+    """The saved queries, and why this session's last delete was refused (shown once)."""
     rt = runtime_of(request)
+    errors = refusals(await shown_once(request, f"{here.base}/queries"))
     listed = await run_in_threadpool(saved_queries.all_queries, rt.meta, here.tenant)
     for query in listed:
         query["address"] = query_string(params_from_fields(query) + [("saved", query["id"])])
-    return render("queries.html", status, here=here, section="queries", queries=listed, error=error)
-
-
-@router.get("/env/{environment_id}/queries")
-async def queries_page(request: Request, here: Here) -> Response:
-    return await _list_page(request, here)
+    return render("queries.html", here=here, section="queries", queries=listed, errors=errors)
 
 
 @router.post("/env/{environment_id}/queries/{query_id}/delete")
 async def delete_query(request: Request, here: Here, query_id: str) -> Response:
     check_csrf(request, here.user, await form_fields(request))
     rt = runtime_of(request)
+    page = f"{here.base}/queries"
     try:
         await run_in_threadpool(saved_queries.delete, rt.meta, here.tenant, query_id)
     except ExposedError as exc:
-        if exc.status != 403:
+        if not is_refusal(exc):
             raise
-        # Used by an alert: the list again, saying which alert keeps it.
-        note_error(request, exc)
-        return await _list_page(request, here, exc.reason or exc.message, exc.status)
-    return see_other(f"{here.base}/queries")
+        # Used by an alert or a board: back to the list, which names them.
+        return await refused(request, page, exc)
+    return see_other(page)

@@ -20,8 +20,16 @@ from limelight.auth.environments import set_redaction
 from limelight.console.render import render, see_other
 from limelight.console.route import console_router
 from limelight.console.scope import Here
-from limelight.console.session import check_csrf, form_fields, show_once, shown_once
-from limelight.errors import BadRequest
+from limelight.console.session import (
+    check_csrf,
+    form_fields,
+    is_refusal,
+    refusals,
+    refused,
+    show_once,
+    shown_once,
+)
+from limelight.errors import BadRequest, ExposedError
 from limelight.web.request import runtime_of
 
 router = console_router()
@@ -30,9 +38,11 @@ MAX_NAME = 128
 
 @router.get("/env/{environment_id}/keys")
 async def keys_page(request: Request, here: Here) -> Response:
-    """The keys, and the keys this session's forms just made (shown this once)."""
+    """The keys, and the keys this session's forms just made or why one was refused
+    (shown this once)."""
     rt = runtime_of(request)
-    new_keys = [kept["key"] for kept in await shown_once(request, f"{here.base}/keys")]
+    kept = await shown_once(request, f"{here.base}/keys")
+    new_keys = [k["key"] for k in kept if "key" in k]
     rows = await run_in_threadpool(key_rows, rt.meta, here.env.environment_id)
     return render(
         "keys.html",
@@ -40,6 +50,7 @@ async def keys_page(request: Request, here: Here) -> Response:
         section="keys",
         keys=rows,
         new_keys=new_keys,
+        errors=refusals(kept),
         events_url=rt.settings.events_url,
     )
 
@@ -63,8 +74,15 @@ async def create_key(request: Request, here: Here) -> Response:
 @router.post("/env/{environment_id}/keys/{key_id}/revoke")
 async def revoke_key(request: Request, here: Here, key_id: str) -> Response:
     check_csrf(request, here.user, await form_fields(request))
-    await run_in_threadpool(revoke, runtime_of(request).meta, here.env.environment_id, key_id)
-    return see_other(f"{here.base}/keys")
+    page = f"{here.base}/keys"
+    try:
+        await run_in_threadpool(revoke, runtime_of(request).meta, here.env.environment_id, key_id)
+    except ExposedError as exc:
+        if not is_refusal(exc):
+            raise
+        # An integration's key (it goes with its installation): back to the list, saying so.
+        return await refused(request, page, exc)
+    return see_other(page)
 
 
 @router.post("/env/{environment_id}/redaction")

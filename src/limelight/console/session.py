@@ -1,5 +1,5 @@
 """Who is signed in, and the forms they send: bounded bodies, CSRF tokens, and what the
-page a form redirects to shows once."""
+page a form redirects to shows once (what the form made, or why it was refused)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from starlette.responses import Response
 from limelight.auth.sessions import SESSION_COOKIE, Sessions, SessionUser
 from limelight.auth.shown_once import ShownOnce
 from limelight.console.render import see_other
-from limelight.errors import BadRequest, ControlFlow, Forbidden
+from limelight.errors import BadRequest, ControlFlow, ExposedError, Forbidden
+from limelight.web.access import note_error
 from limelight.web.body import read_body
 
 # The console's forms are a few short fields; the login and consent forms are
@@ -76,6 +77,38 @@ async def shown_once(request: Request, page: str) -> list[Any]:
     """What the forms of this session kept for ``page``, taken: the next view shows none."""
     cookie = request.cookies.get(SESSION_COOKIE)
     return await run_in_threadpool(shown_once_of(request).take, cookie, page)
+
+
+# The statuses of a form the server refuses for a reason its page can show (not now, not
+# this one, conflict). Not 404: the thing the form named is gone, and so may be the page
+# the form was on.
+REFUSALS = frozenset({400, 403, 409})
+
+
+def is_refusal(exc: ExposedError) -> bool:
+    """Whether the form's action is refused as such (an alert watches the query, the panel
+    is gone): a sentence its page can say. Not an error naming fields of what was sent:
+    that keeps its page naming each field, as invalid input has everywhere."""
+    return exc.status in REFUSALS and not exc.errors
+
+
+async def refused(
+    request: Request, page: str, exc: ExposedError, back: str | None = None
+) -> Response:
+    """303 back to the page the refused form was on, which says why once (``refusals``).
+
+    Answering the POST with that page itself left the browser on the form's address, so
+    a reload sent the form again. ``page`` is the key the page takes its notice by (its
+    path); ``back`` the address to go to when it carries more (a board's timeframe).
+    """
+    note_error(request, exc)
+    await show_once(request, page, {"refused": exc.reason or exc.message})
+    return see_other(back or page)
+
+
+def refusals(kept: list[Any]) -> list[str]:
+    """The reasons ``refused`` left among what a page took from ``shown_once``."""
+    return [k["refused"] for k in kept if isinstance(k, dict) and "refused" in k]
 
 
 def check_csrf(request: Request, user: SessionUser, form: Mapping[str, str]) -> None:
