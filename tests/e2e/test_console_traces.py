@@ -286,6 +286,12 @@ def test_a_services_page_lists_its_operations_slowest_traces_and_errors(shop: Me
         ["charge", "1", "1", "100%"],
     ]
     assert [r[2] for r in rows_of(page.text, "slowest")] == ["100 ms", "30 ms"]
+    # Each operation leads to its own slowest traces.
+    table = page.text[page.text.index("data-operations") :]
+    cart = re.search(r'<a href="([^"]+)" title="its slowest traces">GET /cart</a>', table)
+    assert cart, "no link to GET /cart's traces"
+    assert listed_traces(shop.get(html.unescape(cart.group(1))).text) == [CART.hex()]
+    assert parse_qs(urlsplit(html.unescape(cart.group(1))).query)["orderBy"] == ["duration"]
     [error] = rows_of(page.text, "errors")
     assert error[:2] == ["card declined", "1"] and error[3] == "charge"
     # Errors of inner spans are listed where the figures count requests: the page says so.

@@ -228,6 +228,14 @@ async def service_page(request: Request, here: Here, name: str) -> Response:
         context["error"] = exc.reason or exc.message
         return render("service.html", exc.status, **context)
     figures = next((s for s in overview if s["service"] == name), None)
+    for operation in operations:
+        # Its slowest traces: a span of the service by that name (an operation without
+        # a name has no search of its own).
+        if operation["operation"] is not None:
+            found = traces_address(
+                window, dataset=dataset, service=name, name=operation["operation"], order="duration"
+            )
+            operation["link"] = f"{here.base}/traces" + query_string(found)
     context.update(
         figures=figures,
         operations=operations,

@@ -133,15 +133,18 @@ def traces_address(
     *,
     dataset: str,
     service: str | None = None,
+    name: str | None = None,
     status: str | None = None,
     order: str | None = None,
     filters: Sequence[tuple[str, str, Any]] = (),
 ) -> list[tuple[str, str]]:
     """The address (parameters) of a Traces page search other pages link to: a service's
-    slowest traces, the traces that failed with one error."""
+    (or one of its operations') slowest traces, the traces that failed with one error."""
     pairs = [("ds", dataset)]
     if service is not None:
         pairs.append(("services", service))
+    if name is not None:
+        pairs.append(("name", name))
     if status is not None:
         pairs.append(("status", status))
     if order is not None:
