@@ -107,6 +107,13 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
             ".span-label", "labels => labels.filter(l => l.scrollWidth > l.clientWidth + 1).length"
         )
         assert clipped == 0, f"{name}: {clipped} span names clipped"
+        # The current section's tab is on the screen, though the tabs are wider than it.
+        tab = page.locator("nav.sections a[aria-current=page]")
+        if tab.count():
+            box = tab.bounding_box()
+            assert (
+                box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+            ), f"{name}: its tab is off the screen at {box}"
         if name in ("events", "query-saved", "alert", "board", "traces-latest", "service-checkout"):
             console.shot(f"{name}-phone")
 

@@ -132,3 +132,13 @@ for (const form of document.querySelectorAll("form[data-confirm]")) {
     if (!confirm(form.dataset.confirm)) event.preventDefault();
   });
 }
+
+// The section tabs scroll sideways on a narrow screen: the current one in view (at a
+// phone's width Traces, Services, Alerts and Keys were past its edge). The bar alone
+// scrolls, not the page.
+const currentTab = document.querySelector("nav.sections a[aria-current=page]");
+if (currentTab) {
+  const bar = currentTab.parentElement;
+  const overflow = currentTab.offsetLeft + currentTab.offsetWidth - bar.clientWidth;
+  if (overflow > 0) bar.scrollLeft = overflow + bar.clientWidth / 4;
+}
