@@ -176,11 +176,19 @@ def test_a_batch_on_more_days_than_a_request_may_hold_is_refused_whole(
     assert run.json()["data"]["aggregates"][0]["values"]["COUNT"] == 30, run.text
 
 
-def test_an_environment_writes_at_most_a_hundred_past_days_a_minute(server: LiveServer) -> None:
+def test_an_environment_writes_at_most_a_hundred_past_days_a_minute(tmp_path: Path) -> None:
     """One key sending many requests of 100 past days each made a part per day, 4,000 in
     a second, and held every tenant's inserts: past 100 past days a minute an
     environment's requests are refused whole with 429 on every ingest API, while its live
     events and other environments go on."""
+    server = launch(tmp_path / "server", {"LIMELIGHT_PAST_DAYS_PER_MINUTE": "100"})  # the default
+    try:
+        _past_days_budget(server)
+    finally:
+        server.stop()
+
+
+def _past_days_budget(server: LiveServer) -> None:
     day = 86_400_000
     now = int(time.time() * 1000)
     flood, other = server.new_tenant(), server.new_tenant()
