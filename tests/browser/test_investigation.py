@@ -87,6 +87,9 @@ def test_a_heatmap_keeps_the_empty_rows_between_fast_and_slow_requests(console: 
     rows = high // width - low // width + 1
     assert len(held) < rows - 5  # the gap: rows that hold nothing
     expect(chart).to_have_attribute("data-heatmap-rows", str(rows))
+    # The table's value is a count of the events drawn, and says so.
+    expect(page.locator("#result-table thead th")).to_have_text(["HEATMAP(duration): events"])
+    expect(page.locator("#result-table tbody td")).to_have_text([str(len(durations))])
     console.shot("heatmap-gap")
 
 

@@ -63,7 +63,9 @@ function drawTable(data, names) {
   if (data.aggregates) {
     const groupKeys = Object.keys(data.aggregates[0]?.groups ?? {});
     groupKeys.forEach((k) => cell(head, k, true));
-    names.forEach((n) => cell(head, n, true).classList.add("num"));
+    // A HEATMAP's value in a group is how many of its events hold a number at the key.
+    const heatmap = heatmapName();
+    names.forEach((n) => cell(head, n === heatmap ? `${n}: events` : n, true).classList.add("num"));
     const body = table.createTBody();
     for (const agg of data.aggregates) {
       const row = body.insertRow();
