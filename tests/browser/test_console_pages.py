@@ -114,6 +114,9 @@ def test_every_page_works_at_desktop_and_phone_widths(console: Console) -> None:
             assert (
                 box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
             ), f"{name}: its tab is off the screen at {box}"
+        if name == "events":  # the fields are under the events: a link leads down to them
+            page.get_by_role("link", name="Fields ↓").click()
+            expect(page.get_by_role("complementary", name="Fields")).to_be_in_viewport()
         if name in ("events", "query-saved", "alert", "board", "traces-latest", "service-checkout"):
             console.shot(f"{name}-phone")
 
