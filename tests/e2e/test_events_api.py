@@ -171,6 +171,9 @@ def test_a_batch_on_more_days_than_a_request_may_hold_is_refused_whole(
             "to": start + 30 * day,
         },  # fmt: skip
         headers={"Authorization": tenant.admin_key},
+        # The run first waits for the 100 days' parts (seconds on a loaded machine), then
+        # answers within its own wait: longer than httpx's 5 s.
+        timeout=60,
     )
     assert run.status_code == 200, run.text
     assert run.json()["data"]["aggregates"][0]["values"]["COUNT"] == 30, run.text
