@@ -88,8 +88,19 @@ class RateLimiter:
         elapsed = (now % self._length) / self._length
         return current + previous * (1 - elapsed)
 
-    def _wait(self, now: float) -> int:
-        return max(1, math.ceil(self._length - now % self._length))
+    def _wait(self, now: float, current: int, previous: int) -> int:
+        """Whole seconds until the estimate of ``current`` and ``previous`` is under the
+        limit again: later in this window, as the previous window's share fades, or in
+        the next, as this one's does. The end of this window alone was too soon after a
+        heavy hit: a client retrying then was refused again for a minute."""
+        into = now % self._length
+        if current < self.limit and previous > 0:
+            # current + previous * (1 - e) < limit, e the share of the window gone by
+            seconds = (1 - (self.limit - current) / previous) * self._length - into
+        else:
+            # current * (1 - e) < limit, e of the next window
+            seconds = self._length - into + max(0.0, 1 - self.limit / current) * self._length
+        return max(1, math.ceil(seconds))
 
     def hit(self, key: str, weight: int = 1) -> int:
         """Count a hit of ``weight``, or raise ``RateLimited`` (429 with Retry-After) when the
@@ -104,13 +115,14 @@ class RateLimiter:
         if self._estimate(current - weight, previous, now) >= self.limit:
             self._counts.add(self._prefix + key, start, self._length, -weight)
             raise RateLimited(
-                self._wait(now), f"rate limit of {self.limit} per {self.window:g}s reached"
+                self._wait(now, current - weight, previous),
+                f"rate limit of {self.limit} per {self.window:g}s reached",
             )
         return start
 
-    def give_back(self, key: str, window: int) -> None:
+    def give_back(self, key: str, window: int, weight: int = 1) -> None:
         """Uncount a hit made in ``window`` (it stops counting two windows on anyway)."""
-        self._counts.add(self._prefix + key, window, self._length, -1)
+        self._counts.add(self._prefix + key, window, self._length, -weight)
 
     def blocked(self, key: str) -> bool:
         now = self._clock()

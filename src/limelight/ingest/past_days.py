@@ -18,7 +18,8 @@ of a year then takes about four minutes. The counts are the deployment's shared 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from limelight.errors import RateLimited
 from limelight.ratelimit import RateLimiter, WindowCounts
@@ -42,15 +43,21 @@ class PastDays:
         self._clock = clock
         self._limiter = RateLimiter(per_minute, 60, clock, counts, "past-days")
 
-    def admit(self, tenant: Tenant, days: Iterable[int]) -> None:
+    @contextmanager
+    def admit(self, tenant: Tenant, days: Iterable[int]) -> Iterator[None]:
         """Count the request's past days (UTC day numbers) against the environment's
-        budget, or raise ``RateLimited`` with nothing counted when it is spent."""
+        budget while the request is stored (a ``with`` block), or raise ``RateLimited``
+        with nothing counted when it is spent. A request whose storing fails (503: the
+        store is behind) is uncounted: it wrote no part, and its retries would otherwise
+        have found the budget spent for a minute."""
         today = int(self._clock() * 1000) // DAY_MS
         past = sum(1 for day in days if abs(day - today) > RECENT_DAYS)
         if not past:
+            yield
             return
+        key = f"{tenant.workspace_id}/{tenant.environment_id}"
         try:
-            self._limiter.hit(f"{tenant.workspace_id}/{tenant.environment_id}", past)
+            window = self._limiter.hit(key, past)
         except RateLimited as exc:
             raise RateLimited(
                 exc.retry_after,
@@ -58,3 +65,8 @@ class PastDays:
                 " days a minute (each day is a part of its own on disk); this request's"
                 f" fall on {past}: retry after {exc.retry_after}s",
             ) from None
+        try:
+            yield
+        except BaseException:
+            self._limiter.give_back(key, window, past)
+            raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -107,18 +108,17 @@ def store_rows(
             f" one's fall on {len(days)}: send them in requests of fewer days",
             message="Too many days",
         )
-    if past_days is not None:
-        past_days.admit(tenant, days)
-    first = min(days)
-    if max(days) - first < MAX_DAYS_PER_INSERT:
-        _insert(store, tenant, rows)
-        return
-    chunks: dict[int, list[EventRow]] = {}
-    for row in rows:
-        chunk = (row.timestamp_ms // DAY_MS - first) // MAX_DAYS_PER_INSERT
-        chunks.setdefault(chunk, []).append(row)
-    for _, chunk_rows in sorted(chunks.items()):
-        _insert(store, tenant, chunk_rows)
+    with past_days.admit(tenant, days) if past_days is not None else nullcontext():
+        first = min(days)
+        if max(days) - first < MAX_DAYS_PER_INSERT:
+            _insert(store, tenant, rows)
+            return
+        chunks: dict[int, list[EventRow]] = {}
+        for row in rows:
+            chunk = (row.timestamp_ms // DAY_MS - first) // MAX_DAYS_PER_INSERT
+            chunks.setdefault(chunk, []).append(row)
+        for _, chunk_rows in sorted(chunks.items()):
+            _insert(store, tenant, chunk_rows)
 
 
 def _insert(store: RowSink, tenant: Tenant, rows: list[EventRow]) -> None:
