@@ -83,8 +83,10 @@ TOP_VALUES = 50  # per key, the values most common on either side, compared one 
 # side alone, and their sum made it the first key (0.24 of 600 events, 188 selected).
 MIN_SHARE = 0.01
 # ..and at least this many of the side's events (a selection of 93 events, 1% is one
-# event), or of a side of under 50 events a tenth of them, two at least: a status held by
-# 4 of a 14-event selection sets it apart, and was summed with the rest.
+# event); for a key of at most TOP_VALUES values (a status, a region), of a side of under
+# 50 events a tenth of them, two at least: a status held by 4 of a 14-event selection sets
+# it apart, and was summed with the rest. Not for a key of more values: the trace ids of
+# an 11-event selection, two events each, ranked above its region.
 MIN_COUNT = 5
 
 
@@ -342,8 +344,11 @@ def bubble_up_answer(plan: BubbleUpPlan, rows: Sequence[Mapping[str, Any]]) -> d
     }
 
 
-def least_count(side: int) -> int:
-    """The events of a side a value must hold to be compared on its own."""
+def least_count(side: int, distinct: int) -> int:
+    """The events of a side a value of a key of ``distinct`` values must hold to be
+    compared on its own."""
+    if distinct > TOP_VALUES:
+        return MIN_COUNT
     return min(MIN_COUNT, max(2, -(-side // 10)))
 
 
@@ -353,7 +358,8 @@ def _dimension(
     """One key's score and values; None when no event of either side holds a value of it
     that is common enough to compare (a near-unique key: ids, messages)."""
     selection, baseline = max(sides[0], 1), max(sides[1], 1)
-    least = least_count(selection), least_count(baseline)
+    distinct = int(found[0]["kd"])
+    least = least_count(selection, distinct), least_count(baseline, distinct)
     kept = [
         r
         for r in found

@@ -134,8 +134,11 @@ def test_a_value_of_a_few_events_of_a_small_selection_is_compared_on_its_own() -
         _row(1, "n404", 0, 1, 14, 110, kd=4),
         _row(2, "smobile", 1, 1, 14, 110),
         _row(2, None, 13, 109, 14, 110),
+        # trace ids, two events each: a key of many values needs 5 events of a value
+        *(_row(3, f"st{i}", 2, 0, 14, 110, kd=60) for i in range(5)),
+        *(_row(3, f"sb{i}", 0, 2, 14, 110, kd=60) for i in range(50)),
     ]
-    answer = bubble_up_answer(_plan(("status", "client")), rows)
+    answer = bubble_up_answer(_plan(("status", "client", "traceId")), rows)
     # client: one event a side holds a value; its absence alone is common, so it is left out.
     [status] = answer["dimensions"]
     assert status["key"] == "status"
