@@ -203,36 +203,45 @@ def test_the_traces_page_lists_the_latest_traces_and_sorts_them_by_duration(
     assert "No trace matches" in ranged.text
 
 
-def test_past_a_page_of_traces_the_next_page_goes_on_where_it_left_off(
-    server: LiveServer,
-) -> None:
-    """150 traces a second apart, of durations all different: newest first, the page of
-    100 links to the earlier ones, slowest first to the faster ones; the two pages hold
-    every trace, the last of the first page listed again at the top of the second."""
+def test_past_a_page_of_traces_the_next_page_lists_the_rest(server: LiveServer) -> None:
+    """150 traces a second apart, of durations all different, and 150 more that all start
+    in one millisecond and last as long: newest or slowest first, the page of 100 links
+    to the next, which lists the rest of them once each (ties too) and links back."""
     tenant = server.new_tenant()
     ids = [bytes([0x40 + i // 256, i % 256]) + bytes(14) for i in range(150)]
     spans = [
         span(
-            f"GET /{i}",
-            trace_id=tid,
-            start=T0 + i * 1000 * MS,
-            end=T0 + (i * 1000 + 3 + 7 * i) * MS,
+            f"GET /{i}", trace_id=t, start=T0 + i * 1000 * MS, end=T0 + (i * 1000 + 3 + 7 * i) * MS
         )
-        for i, tid in enumerate(ids)
+        for i, t in enumerate(ids)
     ]
+    tied = [bytes([0x60 + i // 256, i % 256]) + bytes(14) for i in range(150)]
+    spans += [span("GET /tied", trace_id=t, start=T0 - 5000 * MS, end=T0 - 4998 * MS) for t in tied]
     send_spans(server, tenant, "web", spans)
     member = member_of(server, tenant)
     try:
-        for order, expected in (("start", ids[::-1]), ("duration", ids[::-1])):
-            first = member.get(f"{member.base}/traces", orderBy=order, range="24h")
+        for order, search in (
+            ("start", {"name": "GET /tied"}),
+            ("duration", {"name": "GET /tied"}),
+            ("start", {"min": "3"}),
+            ("duration", {"min": "3"}),
+        ):
+            first = member.get(f"{member.base}/traces", orderBy=order, range="24h", **search)
             listed = listed_traces(first.text)
-            assert listed == [t.hex() for t in expected[:100]]
             found = re.search(r'<a href="([^"]+)" data-next-page>', first.text)
-            assert found, order
+            assert found and len(listed) == 100, (order, search)
             second = member.get(html.unescape(found.group(1)))
             assert second.status_code == 200, second.text
-            assert listed_traces(second.text) == [t.hex() for t in expected[99:]]
-            assert "data-next-page" not in second.text  # 51 traces: the last page
+            more = listed_traces(second.text)
+            assert "data-next-page" not in second.text  # 150: the last page
+            assert "Traces 101–150" in second.text
+            expected = tied if search.get("name") else ids
+            assert sorted(listed + more) == sorted(t.hex() for t in expected), (order, search)
+            if not search.get("name"):  # in the order asked: the latest or slowest first
+                assert listed + more == [t.hex() for t in ids[::-1]]
+            back = re.search(r'<a href="([^"]+)" data-newer-page>', second.text)
+            assert back, order
+            assert listed_traces(member.get(html.unescape(back.group(1))).text) == listed
     finally:
         member.browser.close()
 

@@ -4,7 +4,7 @@ Pure. The address names the dataset (``ds``), the services (``services``,
 comma-separated), a span name (``name``), a status (``status``: ``error`` or
 ``ok``), the whole trace's duration in ms (``min``, ``max``), the explorer's
 filter rows (``fk``, ``fo``, ``fv``), the order (``orderBy``: ``start`` or
-``duration``) and the timeframe. What it asks for becomes the body
+``duration``), the page (``page``) and the timeframe. What it asks for becomes the body
 ``POST /v1/traces/search`` would take, validated by the same code, so a bad
 field is named as the API names it.
 """
@@ -12,21 +12,28 @@ field is named as the API names it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from limelight.console.numbers import ascii_whole
 from limelight.console.query_form import FormRows, fields_from_params, format_value
 from limelight.console.timeframe import Window
-from limelight.query.traces import TraceSearch, validate_search
-from limelight.times import Timeframe
+from limelight.query.traces import MAX_TRACES, TraceSearch, validate_search
 
 DEFAULT_DATASET = "otel"
 # Traces a page lists (the trace search allows 1,000): as many as a scatter and a table
 # show legibly (HyperDX lists 200 rows a page).
 PAGE_TRACES = 100
+# Pages of them: page N is the search's first N * 100 traces, less the pages before, as
+# far as the search goes (MAX_TRACES). Paging by the last trace's start or duration (an
+# earlier version) listed the same page again when more than a page shared one, and lost
+# a trace whose matching span came after the last one's start.
+MAX_PAGES = MAX_TRACES // PAGE_TRACES
 ORDERS = {"start": "Newest first", "duration": "Slowest first"}
 # The address's parameters of a search, besides the timeframe.
-SEARCH_PARAMS = ("ds", "services", "name", "status", "min", "max", "fk", "fo", "fv", "orderBy")
+SEARCH_PARAMS = (
+    "ds", "services", "name", "status", "min", "max", "fk", "fo", "fv", "orderBy", "page"
+)  # fmt: skip
 FILTER_PARAMS = ("fk", "fo", "fv")
 
 
@@ -48,6 +55,7 @@ class TraceForm:
     max_duration: str
     order: str
     filters: list[tuple[str, str]]  # the filter rows, as the address holds them
+    page: int = 1
 
     @classmethod
     def of(cls, pairs: Sequence[tuple[str, str]]) -> TraceForm:
@@ -62,6 +70,7 @@ class TraceForm:
             max_duration=single.get("max", "").strip(),
             order=order,
             filters=[(k, v) for k, v in pairs if k in FILTER_PARAMS],
+            page=min(max(ascii_whole(single.get("page", ""), 2) or 1, 1), MAX_PAGES),
         )
 
     @property
@@ -96,21 +105,14 @@ class TraceForm:
         return body
 
     def search(self, window: Window) -> TraceSearch:
-        """The trace search; ``BadRequest`` naming each field at fault."""
-        return validate_search(self.body(window))
+        """The trace search, to the end of this page; ``BadRequest`` naming each field at
+        fault."""
+        return validate_search(self.body(window, PAGE_TRACES * self.page))
 
-    def next_page(self, window: Window, start: int, duration: float) -> list[tuple[str, str]]:
-        """The address of the page after one whose last trace started at ``start`` and
-        lasted ``duration`` ms: newest first, the timeframe up to that start; slowest
-        first, the traces up to that duration. The search has no offset (a page is read
-        window by window, newest first), so a page goes on from where the last left off,
-        and the last trace (and any of the same start or duration) is listed again rather
-        than lost."""
-        if self.order == "duration":
-            return replace(self, max_duration=repr(duration)).params(window)
-        if start + 1 <= window.from_ms:
-            return self.params(window)
-        return self.params(Window(Timeframe(window.from_ms, min(start + 1, window.to_ms))))
+    def page_address(self, window: Window, page: int) -> list[tuple[str, str]]:
+        """Another page of this search, over the very timeframe of this one (a preset's
+        moves on with the clock, and the pages would not follow on)."""
+        return self.params(Window(window.timeframe), page=str(page))
 
     def params(self, window: Window, **change: str) -> list[tuple[str, str]]:
         """This search's address, with ``change`` (orderBy) applied."""
@@ -123,8 +125,12 @@ class TraceForm:
             "max": self.max_duration,
             "orderBy": self.order,
         }
-        single.update(change)
-        out = [(k, v) for k, v in single.items() if v and not (k == "orderBy" and v == "start")]
+        single.update(change)  # a page only when asked: another order starts at the first
+        out = [
+            (k, v)
+            for k, v in single.items()
+            if v and not (k == "orderBy" and v == "start") and not (k == "page" and v == "1")
+        ]
         return out + window.params() + self.filters
 
 

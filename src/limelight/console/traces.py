@@ -29,7 +29,7 @@ from limelight.console.route import console_router
 from limelight.console.running import outcomes, start
 from limelight.console.scope import Here
 from limelight.console.timeframe import PRESETS, Window, window_of
-from limelight.console.trace_search import ORDERS, PAGE_TRACES, TraceForm
+from limelight.console.trace_search import MAX_PAGES, ORDERS, PAGE_TRACES, TraceForm
 from limelight.console.waterfall import NS_PER_MS, SpanRow, Waterfall, is_span, waterfall
 from limelight.datasets import SYSTEM_KEYS, list_datasets
 from limelight.errors import BadRequest, ExposedError
@@ -136,7 +136,10 @@ async def traces_page(request: Request, here: Here) -> Response:
         "error": None,
         "traces": None,
         "next_page": None,
+        "newer_page": None,
+        "first": (form.page - 1) * PAGE_TRACES + 1,
         "limit": PAGE_TRACES,
+        "max_pages": MAX_PAGES,
     }
     status = 200
     if asked:
@@ -158,6 +161,7 @@ async def traces_page(request: Request, here: Here) -> Response:
     # The dataset list and its keys (for the filter rows) are read beside the search.
     datasets = asyncio.ensure_future(_dataset_names(request, here, window, search.dataset))
     keys = asyncio.ensure_future(run_in_threadpool(known_keys, rt, here.tenant, search.dataset))
+    before = (form.page - 1) * PAGE_TRACES
     try:
         found = await read_answer(
             rt.runs,
@@ -166,11 +170,13 @@ async def traces_page(request: Request, here: Here) -> Response:
                 rt.events, here.tenant, search, rt.runs.limits, deadline
             ),
         )
-        rows = [TraceRow.of(here.base, t) for t in found["traces"]]
+        # The search's first pages and this one: this one is what is left after them.
+        rows = [TraceRow.of(here.base, t) for t in found["traces"]][before:]
         context["traces"] = rows
-        if len(rows) == PAGE_TRACES:
-            last = rows[-1]
-            context["next_page"] = form.next_page(window, int(last.start), float(last.duration))
+        if form.page > 1:
+            context["newer_page"] = form.page_address(window, form.page - 1)
+        if len(rows) == PAGE_TRACES and form.page < MAX_PAGES:
+            context["next_page"] = form.page_address(window, form.page + 1)
         context["chart"] = {
             "span": [window.from_ms, window.to_ms],
             "points": [r.point() for r in rows],
