@@ -93,6 +93,22 @@ def test_a_heatmap_keeps_the_empty_rows_between_fast_and_slow_requests(console: 
     console.shot("heatmap-gap")
 
 
+def test_a_heatmaps_rows_fill_the_gap_above_the_smallest_numbers(console: Console) -> None:
+    """The bucket of the smallest positive numbers starts at 0 (its edge underflows): the
+    rows between it and the next still come back, and none between signs or past 0."""
+    console.open(f"{console.base}/query")
+    rows = console.page.evaluate(
+        """async (held) => (await import("/console/static/js/charts.js")).heatmapRows(held)""",
+        [[-8.0, -4.0], [-1.0, -0.5], [0.0, 0.0], [0.0, 2.0**-1020], [2.0**-1000, 2.0**-995]],
+    )
+    assert rows == [
+        [-8.0, -4.0], [-4.0, -2.0], [-2.0, -1.0], [-1.0, -0.5],  # the negative gap
+        [0.0, 0.0],
+        [0.0, 2.0**-1020], [2.0**-1020, 2.0**-1015], [2.0**-1015, 2.0**-1010],
+        [2.0**-1010, 2.0**-1005], [2.0**-1005, 2.0**-1000], [2.0**-1000, 2.0**-995],
+    ]  # fmt: skip
+
+
 def test_a_heatmap_region_of_slow_requests_bubbles_up_its_cause_into_a_filter(
     console: Console,
 ) -> None:

@@ -208,6 +208,15 @@ export function scatterChart(el, points, options = {}) {
   return plot;
 }
 
+// A bucket's sign: that of its edge away from 0 (the smallest numbers' bucket may start at
+// 0, its edge underflowing); 0 for the bucket of 0 alone.
+const signOf = ([lo, hi]) => Math.sign(Math.abs(lo) > Math.abs(hi) ? lo : hi);
+// The series' ratio: a bucket's max over its min, from a bucket with both (not 0 nor past
+// the largest double), that moves away from 0 for positive buckets and toward it for
+// negative ones.
+const ratioOf = (sign, a, b) =>
+  [a, b].map(([lo, hi]) => hi / lo).find((r) => Number.isFinite(r) && (sign > 0 ? r > 1 : r > 0 && r < 1));
+
 // The rows of a heatmap: its value buckets from the smallest up, those between two that
 // hold events put back where the answer leaves them out. Of one sign the edges are a
 // geometric series (each bucket's max over its min is the same ratio), so an empty bucket
@@ -219,8 +228,9 @@ export function heatmapRows(held) {
   const rows = [];
   for (const row of held) {
     const last = rows[rows.length - 1];
-    if (last && last[0] !== 0 && last[1] !== 0 && Math.sign(last[0]) === Math.sign(row[0])) {
-      const ratio = last[1] / last[0];
+    const sign = last ? signOf(last) : 0;
+    const ratio = sign !== 0 && sign === signOf(row) ? ratioOf(sign, last, row) : undefined;
+    if (ratio) {
       let edge = last[1];
       // A bound on what is put back: the answer holds at most 40 buckets of each sign.
       for (let n = 0; n < 80 && edge * ratio <= row[0] + Math.abs(row[0]) * 1e-9; n++) {
