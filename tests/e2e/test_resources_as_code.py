@@ -197,6 +197,12 @@ BROKEN = {
         "queries:\n  a:\n    calculations: [{operator: MAX}]\n",
         "queries.yml:3: queries.a.calculations[0].key: MAX needs a key",
     ),
+    # Checked once the environment is read (a name it holds is taken unchanged): refused
+    # before any change all the same.
+    "name": (
+        'queries:\n  a:\n    name: "two\\nlines"\n    calculations: [{operator: COUNT}]\n',
+        "queries.yml:3: queries.a.name: must be one line, without control characters",
+    ),
 }
 
 

@@ -11,6 +11,7 @@ other is Limelight's (``limelight_files``). Hidden files and folders are skipped
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -139,13 +140,9 @@ def _refused(res: Resource, exc: BadRequest) -> list[Problem]:
 
 def _query(res: Resource) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        form = query_form(res.body)
-        # The server's rule for the name it is sent (one line): the query layer's
-        # validation leaves names alone, and apply stopped half-way at this query.
-        check_name(form)
+        return query_form(res.body), []
     except BadRequest as exc:
         return None, _refused(res, exc)
-    return form, []
 
 
 def _alert(
@@ -198,22 +195,49 @@ def _board(res: Resource, queries: dict[str, Any]) -> tuple[dict[str, Any] | Non
 _SOME_QUERY_ID = "q"
 
 
-def _board_fields(res: Resource) -> list[Problem]:
-    """The board as the Boards API checks a new one (its fields, its name and panel
-    titles each one line), so that apply is not refused half-way."""
-    sent = {
+def _board_sent(res: Resource) -> dict[str, Any]:
+    """The board as the Boards API would be sent it (the plan's name by default)."""
+    return {
         **res.body,
-        "name": res.body.get("name") or res.id,  # as the plan sends it
+        "name": res.body.get("name") or res.id,
         "panels": [
             {**{k: v for k, v in p.items() if k != "query"}, "query_id": _SOME_QUERY_ID}
             for p in res.body.get("panels", [])
         ],
     }
+
+
+def _board_fields(res: Resource) -> list[Problem]:
+    """The board's fields as the Boards API checks them, so that apply is not refused
+    half-way (its lines: ``line_problems``)."""
     try:
-        check_lines(None, validate_board(sent))
+        validate_board(_board_sent(res))
     except BadRequest as exc:
         return _refused(res, exc)
     return []
+
+
+def line_problems(
+    folder: Folder, stored: Callable[[Kind, str], Mapping[str, Any] | None]
+) -> list[Problem]:
+    """The names and panel titles the server would refuse as not one line, each with its
+    file and line: apply stopped half-way at the first. As the server checks them: those
+    new or changed from what the environment holds (``stored``: the resource a folder id
+    names there, or None), so a name stored before the rule, pulled into a folder, is
+    taken unchanged."""
+    problems: list[Problem] = []
+    for (kind, rid), res in folder.resources.items():
+        before = stored(kind, rid)
+        try:
+            if kind == "query" and (kind, rid) in folder.forms:
+                form = folder.forms[(kind, rid)]
+                if before is None or before.get("name") != form.get("name"):
+                    check_name(form)
+            elif kind == "board":
+                check_lines(dict(before) if before else None, validate_board(_board_sent(res)))
+        except BadRequest as exc:
+            problems += _refused(res, exc)
+    return sorted(problems, key=lambda p: (p.file, p.line, p.field))
 
 
 def read_folder(root: Path) -> Folder:

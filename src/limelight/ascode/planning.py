@@ -37,6 +37,17 @@ class Stored:
         named.update({rid: mid for (k, mid), rid in self.managed.items() if k == kind})
         return named
 
+    def id_of(self, kind: Kind, folder_id: str) -> str | None:
+        """The id of the resource a folder's id names here: the one an apply recorded
+        under it, else the one whose own id it is."""
+        held = self.resources.get(kind, {})
+        return self.managed.get((kind, folder_id)) or (folder_id if folder_id in held else None)
+
+    def resource(self, kind: Kind, folder_id: str) -> dict[str, Any] | None:
+        """The resource a folder's id names here, as the API lists it; None for a new one."""
+        found = self.id_of(kind, folder_id)
+        return self.resources[kind][found] if found is not None else None
+
     def form(self, kind: Kind, rid: str) -> dict[str, Any]:
         found = self.resources[kind][rid]
         if kind == "query":
@@ -124,10 +135,9 @@ def desired(folder: Folder, kind: Kind, rid: str) -> dict[str, Any]:
 def plan(folder: Folder, stored: Stored, prune: bool) -> Plan:
     out = Plan()
     for kind in KINDS:
-        held = stored.resources.get(kind, {})
         for rid in folder.of(kind):
             after = desired(folder, kind, rid)
-            found = stored.managed.get((kind, rid)) or (rid if rid in held else None)
+            found = stored.id_of(kind, rid)
             if found is not None:
                 out.ids[(kind, rid)] = found
             if found is None:

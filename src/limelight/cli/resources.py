@@ -9,7 +9,7 @@ checked whole before the first request that changes anything.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 from urllib.parse import quote
 
 import typer
@@ -21,6 +21,7 @@ from limelight.cli.remote import ProfileOption, Server, UrlOption, object_of, ob
 if TYPE_CHECKING:
     from limelight.ascode.folder import Folder
     from limelight.ascode.planning import Change, Plan, Stored
+    from limelight.ascode.problems import Problem
 
 FolderArg = Annotated[Path, typer.Argument(help="The folder of YAML files.")]
 PruneFlag = Annotated[
@@ -35,16 +36,19 @@ SIGNS = {"create": ("+", "green"), "update": ("~", "yellow"), "delete": ("-", "r
 def _read(folder: Path) -> Folder:
     from limelight.ascode.folder import read_folder
     from limelight.ascode.problems import FolderRefused
-    from limelight.cli.failures import print_error
 
     try:
         return read_folder(folder)
     except FolderRefused as exc:
-        for problem in exc.problems:
-            print_error(str(problem))
-        raise Refused(
-            f"{folder} is refused ({len(exc.problems)} problems); nothing was changed"
-        ) from None
+        _refuse(folder, exc.problems)
+
+
+def _refuse(folder: Path, problems: list[Problem]) -> NoReturn:
+    from limelight.cli.failures import print_error
+
+    for problem in problems:
+        print_error(str(problem))
+    raise Refused(f"{folder} is refused ({len(problems)} problems); nothing was changed")
 
 
 def _by_id(server: Server, plural: str) -> dict[str, dict[str, Any]]:
@@ -109,6 +113,7 @@ def print_plan(plan: Plan) -> None:
 def _planned(
     folder: Path, url: str | None, profile: str | None, prune: bool
 ) -> tuple[Folder, Plan, Server]:
+    from limelight.ascode.folder import line_problems
     from limelight.ascode.planning import plan
 
     declared = _read(folder)
@@ -117,6 +122,9 @@ def _planned(
     if declared.of("board") and not stored.boards_supported:
         server.__exit__()
         raise Refused(f"{server.url} has no Boards API: the folder's boards cannot be applied")
+    if problems := line_problems(declared, stored.resource):
+        server.__exit__()
+        _refuse(folder, problems)
     planned = plan(declared, stored, prune)
     if planned.blocked:
         server.__exit__()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -13,7 +14,7 @@ from jsonschema import Draft202012Validator
 from limelight.alerts.spec import Threshold
 from limelight.ascode import baselime
 from limelight.ascode.documents import parse
-from limelight.ascode.folder import read_folder
+from limelight.ascode.folder import line_problems, read_folder
 from limelight.ascode.problems import FolderRefused
 from limelight.query.calculations import CALCULATIONS
 from limelight.query.operators import OPERATORS
@@ -142,7 +143,8 @@ def test_an_id_ending_in_a_line_break_is_refused_by_the_plan(tmp_path: Path) -> 
 
 def test_names_and_titles_the_server_refuses_are_refused_by_the_plan(tmp_path: Path) -> None:
     """They passed the plan, and the apply stopped half-way ("1 of 3 changes applied
-    before it") when the server refused the second."""
+    before it") when the server refused the second. As the server, the plan takes a name
+    or title the environment already holds unchanged (stored before the rule, pulled)."""
     (tmp_path / "queries.yml").write_text(
         "queries:\n  ok:\n    calculations: [{operator: COUNT}]\n"
         '  bad:\n    name: "bad\\nname"\n    calculations: [{operator: COUNT}]\n'
@@ -152,18 +154,31 @@ def test_names_and_titles_the_server_refuses_are_refused_by_the_plan(tmp_path: P
         '  escaped:\n    name: "red\\u001b[31m"\n    panels: [{query: ok}]\n'
         '  titled:\n    panels:\n      - {query: ok}\n      - {query: ok, title: "two\\nlines"}\n'
         '  nel:\n    name: "next\\u0085line"\n'
-        f"  long:\n    name: {'x' * 257}\n"
     )
-    with pytest.raises(FolderRefused) as caught:
-        read_folder(tmp_path)
+    folder = read_folder(tmp_path)
     one_line = "must be one line, without control characters"
     boards, queries = str(tmp_path / "boards.yml"), str(tmp_path / "queries.yml")
-    assert [(p.file, p.line, p.field, p.message) for p in caught.value.problems] == [
+    problems = line_problems(folder, lambda kind, rid: None)  # all new
+    assert [(p.file, p.line, p.field, p.message) for p in problems] == [
         (boards, 3, "boards.escaped.name", one_line),
         (boards, 8, "boards.titled.panels[1].title", one_line),
         (boards, 10, "boards.nel.name", one_line),
-        (boards, 12, "boards.long.name", "a name of 1 to 256 characters is required"),
         (queries, 5, "queries.bad.name", one_line),
+    ]
+    held: dict[tuple[str, str], dict[str, Any]] = {
+        ("query", "bad"): {"name": "bad\nname"},
+        ("board", "nel"): {"name": "next\u0085line", "panels": []},
+        ("board", "titled"): {"name": "titled", "panels": [{"title": "two\nlines"}]},
+        ("board", "escaped"): {"name": "another", "panels": []},  # renamed: checked
+    }
+    problems = line_problems(folder, lambda kind, rid: held.get((kind, rid)))
+    assert [p.field for p in problems] == ["boards.escaped.name"]
+    # A board's other fields are checked as the folder is read.
+    (tmp_path / "boards.yml").write_text(f"boards:\n  long:\n    name: {'x' * 257}\n")
+    with pytest.raises(FolderRefused) as caught:
+        read_folder(tmp_path)
+    assert [(p.line, p.field, p.message) for p in caught.value.problems] == [
+        (3, "boards.long.name", "a name of 1 to 256 characters is required")
     ]
 
 
