@@ -171,6 +171,7 @@ class BufferedInserts:
         self._clock = clock
         self._changed = threading.Condition(threading.Lock())
         self._tenants: dict[Tenant, _TenantState] = {}
+        self._lag_set_at = float("-inf")  # when an append last set the lag gauge
         self._sealed: list[_Segment] = []
         self._active: _Segment | None = None
         self._spare: SegmentFile | None = None
@@ -295,8 +296,12 @@ class BufferedInserts:
         """Refuse an append past the bounds (called under the lock)."""
         # The gauge is set here too, not only between segments: while one INSERT is
         # stuck it showed the wait it had when the segment was taken (3 s for a minute
-        # and a half, in a review), however long the records behind it had waited.
-        metrics.INGEST_BUFFER_LAG.set(self._lag())
+        # and a half, in a review), however long the records behind it had waited. At
+        # most once a second: it visits every tenant with records waiting.
+        now = self._clock()
+        if now - self._lag_set_at >= 1.0:
+            self._lag_set_at = now
+            metrics.INGEST_BUFFER_LAG.set(self._lag())
         reason = None
         if self._stopping or self._thread is None:
             reason, text = "stopping", "the server is stopping"
