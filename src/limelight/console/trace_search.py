@@ -104,6 +104,11 @@ class TraceForm:
             body["filters"] = filters
         return body
 
+    @property
+    def skipped(self) -> int:
+        """The traces of the pages before this one."""
+        return (self.page - 1) * PAGE_TRACES
+
     def search(self, window: Window) -> TraceSearch:
         """The trace search, to the end of this page; ``BadRequest`` naming each field at
         fault."""

@@ -137,7 +137,7 @@ async def traces_page(request: Request, here: Here) -> Response:
         "traces": None,
         "next_page": None,
         "newer_page": None,
-        "first": (form.page - 1) * PAGE_TRACES + 1,
+        "first": form.skipped + 1,
         "limit": PAGE_TRACES,
         "max_pages": MAX_PAGES,
     }
@@ -161,7 +161,6 @@ async def traces_page(request: Request, here: Here) -> Response:
     # The dataset list and its keys (for the filter rows) are read beside the search.
     datasets = asyncio.ensure_future(_dataset_names(request, here, window, search.dataset))
     keys = asyncio.ensure_future(run_in_threadpool(known_keys, rt, here.tenant, search.dataset))
-    before = (form.page - 1) * PAGE_TRACES
     try:
         found = await read_answer(
             rt.runs,
@@ -171,7 +170,7 @@ async def traces_page(request: Request, here: Here) -> Response:
             ),
         )
         # The search's first pages and this one: this one is what is left after them.
-        rows = [TraceRow.of(here.base, t) for t in found["traces"]][before:]
+        rows = [TraceRow.of(here.base, t) for t in found["traces"][form.skipped :]]
         context["traces"] = rows
         if form.page > 1:
             context["newer_page"] = form.page_address(window, form.page - 1)
