@@ -99,6 +99,12 @@ QUESTIONS: list[tuple[str, dict[str, Any] | None]] = [
     ("regex: card_dec[a-z]+ed by (2%)", {"value": "card_dec[a-z]+ed by", "isRegex": True}),
     ("regex: quas[a-z]r (rare)", {"value": "quas[a-z]r", "isRegex": True}),
     ("regex: up[a-z]+ time(out|d)", {"value": "up[a-z]+ time(out|d)", "isRegex": True}),
+    (
+        "regex, cased: Payment [a-z]+ (none)",
+        {"value": "Payment [a-z]+", "isRegex": True, "matchCase": True},
+    ),
+    ("regex, many tokens: e[a-z]+ (all)", {"value": "e[a-z]+", "isRegex": True}),
+    ("regex with digits: order 4[0-9]+ (0.2%)", {"value": "order 4[0-9]+", "isRegex": True}),
 ]
 
 
@@ -119,6 +125,7 @@ def _count_sql(store: ChdbEventStore, size: Size, needle: dict[str, Any] | None)
         table=store.table,
         timeframe=Timeframe(size.frm, size.to),
         options=RunOptions(),
+        dictionaries=store.text_dictionaries,
     )
     statement = plan.statements.by_name()["aggregates"]
     sql = statement.sql.replace(" SETTINGS ", f" SETTINGS {settings_clause(NO_CACHE)}, ", 1)

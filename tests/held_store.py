@@ -43,6 +43,10 @@ class PassingStore:
     def paths_table(self) -> str:
         return self.store.paths_table
 
+    @property
+    def text_dictionaries(self) -> str | None:
+        return self.store.text_dictionaries
+
 
 class HeldStore(PassingStore):
     """The engine, each statement held until the test lets it through (``release`` a

@@ -229,6 +229,10 @@ def feature_queries() -> Iterator[tuple[str, dict[str, Any], RunOptions]]:
         {"value": '"service":"web'},
         {"value": "off Timeout #9"},
         {"value": "beta error #[0-9]+", "isRegex": True},
+        # Regexes whose matches lie inside one token: looked up in the dictionaries.
+        {"value": "gamma user_l[a-z]+", "isRegex": True},
+        {"value": "time(out|d)|ünï", "isRegex": True},
+        {"value": "Time(out|d)", "isRegex": True, "matchCase": True},
         {"value": "gamma user_LOGIN", "matchCase": True},
     ):
         yield f"needle {needle}", {"needle": needle}, RunOptions(limit=50)
@@ -335,6 +339,7 @@ def run(
             timeframe=frame,
             options=options,
             stored=stored,
+            dictionaries=store.text_dictionaries,
         )
 
     plan = compile_with(UNKNOWN)

@@ -84,6 +84,7 @@ def compile_for(fields: QueryFields, frame: Timeframe, options: RunOptions, tabl
             timeframe=frame,
             options=options,
             stored=stored,
+            dictionaries=table,
         )
 
     return compile_with

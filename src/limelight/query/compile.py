@@ -59,14 +59,16 @@ def compile_run(
     timeframe: Timeframe,
     options: RunOptions,
     stored: StoredTypes = UNKNOWN,
+    dictionaries: str | None = None,
 ) -> Plan:
     """Compile one run of a validated query for one tenant and timeframe.
 
     ``table`` is the events table name from the store (trusted, never user input);
     ``stored`` the types the query's JSON keys hold in the tenant's events, when known
-    (see ``keys.StoredTypes``).
+    (see ``keys.StoredTypes``); ``dictionaries`` the table whose text indexes' tokens a
+    regex needle may read (``EventStore.text_dictionaries``).
     """
-    where = Where(Scope(workspace_id, environment_id, options), fields, stored)
+    where = Where(Scope(workspace_id, environment_id, options), fields, stored, dictionaries)
     plan: Plan
     if fields.calculations or fields.group_bys:
         plan = compile_calculations(fields, where, table, timeframe, options)

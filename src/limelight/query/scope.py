@@ -11,7 +11,10 @@ No statement can forget either, and the events store reads no other kind
 its WHERE) may narrow the tenant filter, never widen it (an OR outside
 parentheses is refused), and the whole text is checked once more when
 ``Scope.statement`` closes it: every table it reads, wherever written, is read
-under this scope's tenant filter, so a subquery is a ``Select`` or is refused.
+under this scope's tenant filter, so a subquery is a ``Select`` or is refused. The one
+other read a statement may hold is of a text index's dictionary (``Scope.dictionary``):
+every tenant's tokens over a timeframe's days, which a regex needle matches to learn
+which tokens to look up in the tenant's rows.
 
 The three types take a seal that this module alone holds: built elsewhere, each
 is a type error for mypy and a ``TypeError`` when it runs.
@@ -22,11 +25,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any, final
 
 from limelight.errors import BadRequest, LimelightError
 from limelight.query.sql import Params
 from limelight.scoped import ScopedStatement
+from limelight.times import DAY_MS, Timeframe
 
 # The columns that make a stored event whole again (see ``event_json``).
 EVENT_COLUMNS = (
@@ -186,10 +191,21 @@ _TENANT_READ = re.compile(
 )
 
 
+# The one read that is not of a tenant's rows, as ``Scope.dictionary`` writes it: a text
+# index's tokens over the parts of a timeframe's days, which a needle tests its pattern
+# against to learn which tokens to look up for the tenant's rows.
+_DICTIONARY_READ = re.compile(
+    r"mergeTreeTextIndex\(\w+, \w+, \w+\) WHERE part_name >= \{p\d+:String\}"
+    r" AND part_name < \{p\d+:String\}\)"
+)
+
+
 def _refuse_unscoped_reads(sql: str, values: dict[str, Any], scope: Scope) -> None:
     # :IMPORTANT: the check of the whole text, whatever the parts it was built from.
     text = _QUOTED.sub("``", sql) if "`" in sql or "'" in sql else sql
     for found in _TABLE_READ.finditer(text):
+        if _DICTIONARY_READ.match(text, found.end()):
+            continue
         read = _TENANT_READ.match(text, found.end())
         if (
             read is None
@@ -247,6 +263,26 @@ def _refuse_too_large(sql: str) -> None:
         )
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The days the events' partitions can name (their key is toDate(timestamp), a Date).
+_DATE_DAYS = (0, 65_535)
+_EPOCH = date(1970, 1, 1)
+
+
+def partition_days(timeframe: Timeframe) -> tuple[str, str]:
+    """The partition id (``YYYYMMDD``, how a part's name begins) of the timeframe's first
+    day, and that of the day after its last: the parts of those days are the names
+    between the two (the part names ``20261127_25_25_1`` sort by their day)."""
+    first = timeframe.from_ms // DAY_MS
+    last = (timeframe.to_ms - 1) // DAY_MS
+
+    def day(days: int) -> str:
+        clamped = min(max(days, _DATE_DAYS[0]), _DATE_DAYS[1])
+        return (_EPOCH + timedelta(days=clamped)).strftime("%Y%m%d")
+
+    return day(first), day(last + 1)
+
+
 @dataclass(frozen=True)
 class Scope:
     workspace_id: str
@@ -272,6 +308,28 @@ class Scope:
         (`` AND ..``), not widen the tenant's."""
         _refuse_widening(tail)
         return Select(_SEAL, f"SELECT {columns} FROM {table} WHERE {condition.sql}{tail}")
+
+    def dictionary(
+        self, params: Params, table: str, index: str, test: str, timeframe: Timeframe
+    ) -> str:
+        """A scalar subquery: ``(parts, tokens)``, the names of ``table``'s parts of the
+        timeframe's days that hold the text ``index`` (written by a merge; an INSERT that
+        leaves the indexes to merges writes a part without), and the tokens of theirs for
+        which ``test`` (SQL over ``token``) holds. Every tenant's tokens: a needle looks
+        them up in this tenant's rows, where only the tenant's own can be found, so what
+        it reads never reaches an answer. One read of the dictionary gives both, so a
+        part a merge writes meanwhile is in neither (the caller reads such parts' rows)."""
+        database, name = table.split(".")
+        for identifier in (database, name, index):
+            if not _IDENTIFIER.fullmatch(identifier):
+                raise LimelightError(f"not a plain name: {identifier!r}")
+        first, after = partition_days(timeframe)
+        return (
+            f"(SELECT (groupUniqArray(part_name), groupUniqArrayIf(token, {test}))"
+            f" FROM mergeTreeTextIndex({database}, {name}, {index})"
+            f" WHERE part_name >= {params.add(first, 'String')}"
+            f" AND part_name < {params.add(after, 'String')})"
+        )
 
     def around(self, source: Select | Sequence[Select], columns: str, tail: str = "") -> Select:
         """``SELECT columns FROM (source) tail``: over one SELECT, or the rows of several

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from limelight.query.keys import KeyExpr, StoredTypes
-from limelight.query.needle import needle_sql
+from limelight.query.needle import Dictionaries, needle_sql
 from limelight.query.operators import (
     OPERATORS,
     beyond_float,
@@ -36,6 +36,9 @@ class Where:
     scope: Scope
     fields: QueryFields
     stored: StoredTypes
+    # The table whose text indexes' dictionaries a regex needle may read (the events
+    # table of one server); None on a cluster, whose shards each hold their own.
+    dictionaries: str | None = None
 
     def render(self, params: Params, timeframe: Timeframe, more: Sequence[str] = ()) -> Condition:
         """The tenant filter, the query's conditions, then ``more`` (SQL of the caller's,
@@ -53,7 +56,12 @@ class Where:
             joiner = " OR " if self.fields.filter_combination == "OR" else " AND "
             parts.append("(" + joiner.join(filters) + ")")
         if self.fields.needle is not None:
-            parts.append(needle_sql(self.fields.needle, params))
+            reads = (
+                Dictionaries(self.scope, self.dictionaries, timeframe)
+                if self.dictionaries is not None
+                else None
+            )
+            parts.append(needle_sql(self.fields.needle, params, reads))
         return parts
 
     def _namespaces(self, params: Params) -> list[str]:

@@ -237,6 +237,7 @@ def run_once(
             workspace_id=tenant.workspace_id,
             environment_id=tenant.environment_id,
             table=store.table,
+            dictionaries=store.text_dictionaries,
             timeframe=timeframe,
             options=options,
             stored=stored,

@@ -44,6 +44,7 @@ def newest_events(
         workspace_id=tenant.workspace_id,
         environment_id=tenant.environment_id,
         table=store.table,
+        dictionaries=store.text_dictionaries,
         timeframe=Timeframe(from_ms or 0, until),
         options=options,
     )

@@ -102,6 +102,7 @@ class QueryRunService:
                 workspace_id=tenant.workspace_id,
                 environment_id=tenant.environment_id,
                 table=self._events.table,
+                dictionaries=self._events.text_dictionaries,
                 timeframe=Timeframe(request.from_ms, request.to_ms),
                 options=options,
                 stored=stored,

@@ -114,6 +114,15 @@ CASES: dict[str, tuple[dict[str, Any], RunOptions]] = {
         {"needle": {"value": r"(beta|gamma) error #[0-9]+", "isRegex": True}},
         RunOptions(),
     ),
+    # Every match inside one token of an index: the tokens its dictionary finds, looked up.
+    "needle_regex_dictionary": (
+        {"needle": {"value": "gamma user_l[a-z]+", "isRegex": True}},
+        RunOptions(),
+    ),
+    "needle_regex_dictionary_case": (
+        {"needle": {"value": "(alpha|beta) T[a-z]+t", "isRegex": True, "matchCase": True}},
+        RunOptions(),
+    ),
     # namespaces
     "namespaces": (
         {

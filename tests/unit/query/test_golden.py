@@ -40,6 +40,7 @@ def compile_case(name: str) -> Plan:
         timeframe=timeframe_of(name),
         options=options,
         stored=StoredTypes(STORED[name], BELOW.get(name, {})) if name in STORED else UNKNOWN,
+        dictionaries=TABLE,
     )
 
 

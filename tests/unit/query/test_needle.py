@@ -14,11 +14,15 @@ from limelight.query.needle import (
     NUMBERS,
     PHRASES,
     WORDS,
+    Dictionaries,
     needle_sql,
     regex_literals,
+    regex_within_tokens,
 )
+from limelight.query.scope import Scope
 from limelight.query.spec import Needle
 from limelight.query.sql import Params
+from limelight.times import Timeframe
 
 
 @pytest.mark.parametrize(
@@ -52,6 +56,69 @@ from limelight.query.sql import Params
 )
 def test_regex_literals_are_the_text_every_match_holds(pattern: str, literals: list[str]) -> None:
     assert regex_literals(pattern) == literals
+
+
+# Whether every match lies inside one token of the phrases index (no digit, quote or
+# control character), and of the cased one (ASCII letters, `` ._-/:,=()`` and any
+# character past ASCII).
+@pytest.mark.parametrize(
+    ("pattern", "phrases", "cased"),
+    [
+        ("card_dec[a-z]+ed by", True, True),
+        ("up[a-z]+ time(out|d)", True, True),
+        ("timeout|declined", True, True),
+        ("(?:pay|re)ment", True, True),
+        ("x{2,}", True, True),
+        ("ünï[a-zé]+", True, True),
+        ("[]a]x", True, False),  # `]` ends a cased token
+        ("issuer \\(order", True, True),
+        ("50% off", False, False),  # a digit
+        ("[0-9]+", False, False),
+        ("[!-/]", False, False),  # `"` is in the range
+        ('"level"', False, False),
+        ("a.b", False, False),  # `.` is any character
+        ("^start", False, False),  # the text's start is not a token's
+        ("end$", False, False),
+        (r"payment\s+failed", False, False),  # classes of letters are not followed
+        (r"\bword", False, False),
+        ("[^a]x", False, False),
+        ("[[:alpha:]]x", False, False),
+        ("(?i)x", False, False),  # flags
+        ("(?P<n>x)", False, False),
+        ("a{,2}", False, False),  # a brace RE2 reads as text
+        ("a*", False, False),  # matches the empty text
+        ("(a|)", False, False),
+        ("unclosed (group", False, False),
+    ],
+)
+def test_a_regex_is_looked_up_in_a_dictionary_when_every_match_lies_in_one_token(
+    pattern: str, phrases: bool, cased: bool
+) -> None:
+    from limelight.query.needle import _CASED_INDEX, _PHRASES_INDEX
+
+    assert regex_within_tokens(pattern, _PHRASES_INDEX.outside) is phrases
+    assert regex_within_tokens(pattern, _CASED_INDEX.outside) is cased
+
+
+def test_a_regex_reads_the_dictionary_of_its_index_only_where_it_may() -> None:
+    frame = Timeframe(1_795_000_000_000, 1_795_003_600_000)
+    reads = Dictionaries(Scope("ws", "env"), "limelight.events", frame)
+
+    def sql(needle: Needle, dictionaries: Dictionaries | None = reads) -> str:
+        return needle_sql(needle, Params(), dictionaries)
+
+    looked_up = sql(Needle(value="card_dec[a-z]+ed", isRegex=True))
+    assert "mergeTreeTextIndex(limelight, events, raw_phrases)" in looked_up
+    assert looked_up.startswith("if(length(") and "hasAnyTokens(" in looked_up
+    cased = sql(Needle(value="Card_dec[a-z]+ed", isRegex=True, matchCase=True))
+    assert "mergeTreeTextIndex(limelight, events, raw_cased)" in cased
+    # With digits, or where no dictionary may be read (a cluster): raw, narrowed.
+    for text in (
+        sql(Needle(value="order [0-9]+", isRegex=True)),
+        sql(Needle(value="card_dec[a-z]+ed", isRegex=True), None),
+    ):
+        assert "mergeTreeTextIndex" not in text and text.startswith("(")
+        assert "match(raw, " in text
 
 
 def ddl_text(version: int) -> str:

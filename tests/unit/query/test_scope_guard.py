@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from limelight.errors import LimelightError
-from limelight.query.scope import CompiledQuery, Condition, Scope, Select
+from limelight.query.scope import CompiledQuery, Condition, Scope, Select, partition_days
 from limelight.query.sql import Params
 from limelight.scoped import ScopedStatement, require_scoped
+from limelight.times import Timeframe
 
 SCOPE = Scope("ws_guard", "env_guard")
 
@@ -143,3 +144,35 @@ def test_a_subquery_made_by_the_scope_and_an_array_join_are_reads_of_the_tenant(
     tail = f" AND id IN ({ids}) ARRAY JOIN tags AS t"
     statement = SCOPE.statement(SCOPE.select("t", "db.events", condition, tail), params, ("t",))
     assert statement.sql.count("WHERE workspace_id = {p0:String}") == 2
+
+
+def test_an_index_dictionary_is_read_only_over_the_days_of_a_timeframe_as_scope_writes_it() -> None:
+    params = Params()
+    frame = Timeframe(1_795_000_000_000, 1_795_003_600_000)
+    tokens = SCOPE.dictionary(params, "db.events", "raw_phrases", "token = 'a'", frame)
+    condition = SCOPE.where(params, lambda _: [f"hasAnyTokens(raw, {tokens}.2)"])
+    statement = SCOPE.statement(
+        SCOPE.select("count() AS n", "db.events", condition), params, ("n",)
+    )
+    assert "FROM mergeTreeTextIndex(db, events, raw_phrases) WHERE part_name >= " in statement.sql
+    assert partition_days(frame) == ("20261118", "20261119")
+    # The whole dictionary, or one read otherwise, is a read outside the tenant filter.
+    for read in (
+        "(SELECT groupArray(token) FROM mergeTreeTextIndex(db, events, raw_phrases))",
+        "(SELECT groupArray(token) FROM mergeTreeTextIndex(db, events, raw_phrases)"
+        " WHERE part_name >= '2' OR 1)",
+    ):
+        params = Params()
+        more = [f"hasAnyTokens(raw, {read})"]
+        condition = SCOPE.where(params, lambda _: more)  # noqa: B023 (used at once)
+        with pytest.raises(LimelightError, match="outside the tenant filter"):
+            SCOPE.statement(SCOPE.select("count() AS n", "db.events", condition), params, ("n",))
+    with pytest.raises(LimelightError, match="not a plain name"):
+        SCOPE.dictionary(Params(), "db.events", "x) UNION ALL SELECT 1 --", "1", frame)
+
+
+def test_the_days_of_a_timeframe_end_with_its_last_millisecond() -> None:
+    day = 86_400_000
+    assert partition_days(Timeframe(0, day)) == ("19700101", "19700102")
+    assert partition_days(Timeframe(0, day + 1)) == ("19700101", "19700103")
+    assert partition_days(Timeframe(-5 * day, 10**15)) == ("19700101", "21490606")

@@ -148,6 +148,12 @@ class EventStore(Protocol):
     def paths_table(self) -> str:
         """The table of the types each JSON path is stored as (see ``paths``)."""
 
+    @property
+    def text_dictionaries(self) -> str | None:
+        """The table whose text indexes' dictionaries a statement may read (a regex
+        needle, ``query.needle``): the events table of one server or the embedded
+        engine; None on a cluster, where each shard holds its own."""
+
 
 # The view that records the types of each path as events arrive (DDL 0014).
 PATHS_VIEW = "event_paths_new_on_insert"
@@ -173,6 +179,10 @@ class TablesOf:
     @property
     def on_cluster(self) -> str:
         return f" ON CLUSTER {self._cluster}" if self._cluster else ""
+
+    @property
+    def text_dictionaries(self) -> str | None:
+        return None if self._cluster else self.table
 
     @property
     def paths_table(self) -> str:
