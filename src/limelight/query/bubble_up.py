@@ -120,10 +120,6 @@ def number_keys(keys: Sequence[str], stored: StoredTypes) -> list[str]:
     return [k for k in keys if k not in SYSTEM_FIELDS and "number" in stored.expr(k).scalars]
 
 
-def _query_where(scope: Scope, fields: QueryFields, stored: StoredTypes) -> Where:
-    return Where(scope, fields, stored)
-
-
 def _within(windows: Sequence[Window] | None, params: Params) -> str:
     return f" AND {windows_sql(windows, params)}" if windows else ""
 
@@ -136,11 +132,13 @@ def compile_profile(
     stored: StoredTypes,
     numbers: Sequence[str],
     windows: Sequence[Window] | None = None,
+    dictionaries: str | None = None,
 ) -> CompiledQuery:
     """Per number key (``u0``, ``q0``..) its distinct numbers and deciles over the
-    query's events within ``windows`` (all of them without)."""
+    query's events within ``windows`` (all of them without); ``dictionaries`` the table
+    whose text indexes a regex needle may read."""
     params = Params()
-    where = _query_where(scope, fields, stored)
+    where = Where(scope, fields, stored, dictionaries)
     columns = [f"{stored.expr(k).scalars['number']} AS n{i}" for i, k in enumerate(numbers)]
     cond = where.render(params, timeframe)
     inner = scope.select(", ".join(columns), table, cond, _within(windows, params))
@@ -201,10 +199,11 @@ def compile_bubble_up(
     bounds: Mapping[str, list[float]],
     keys_left_out: int = 0,
     sides: Sides | None = None,
+    dictionaries: str | None = None,
 ) -> BubbleUpPlan:
     """``stored`` holds the types of ``keys`` and of the query's and selection's keys;
     ``sides`` the events of each side and their samples' windows (``sides_of``)."""
-    where = _query_where(scope, request.fields, stored)
+    where = Where(scope, request.fields, stored, dictionaries)
     timeframe = Timeframe(request.from_ms, request.to_ms)
     params = Params()
     pairs = [f"[(0, {NO_VALUE})]"]  # every event: the sides' totals
@@ -254,14 +253,18 @@ def compile_bubble_up(
 
 
 def compile_sides(
-    scope: Scope, table: str, request: BubbleUpRequest, stored: StoredTypes
+    scope: Scope,
+    table: str,
+    request: BubbleUpRequest,
+    stored: StoredTypes,
+    dictionaries: str | None = None,
 ) -> CompiledQuery:
     """How the query's events spread in time, for each side (``s``, ``b``) and for the
     query (``q``): their number (``s``, ``b``), first and last time (``s0``, ``s1``..)
     and quantiles of their times (``st``, ``bt``, ``qt``): a pass over the columns of
     the query and the selection alone."""
     params = Params()
-    where = _query_where(scope, request.fields, stored)
+    where = Where(scope, request.fields, stored, dictionaries)
     cond = where.render(params, Timeframe(request.from_ms, request.to_ms))
     time = "toUnixTimestamp64Milli(timestamp)"
     selected = _selection_sql(request, params, stored)

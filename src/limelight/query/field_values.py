@@ -77,13 +77,15 @@ def compile_field_values(
     limit: int = DEFAULT_LIMIT,
     sample: int = SAMPLE_EVENTS,
     needle: Needle | None = None,
+    dictionaries: str | None = None,
 ) -> FieldValuesPlan:
     """``stored`` holds the types of ``key`` and of the filters' keys; ``needle`` is a
-    free-text search the events must also match (the console's Events page has one)."""
+    free-text search the events must also match (the console's Events page has one);
+    ``dictionaries`` the table whose text indexes a regex needle may read."""
     fields = QueryFields(
         namespaces=[Namespace(type="dataset", value=dataset)], filters=filters, needle=needle
     )
-    where = Where(scope, fields, stored)
+    where = Where(scope, fields, stored, dictionaries)
     items = value_sql(stored.expr(key)).items()
 
     def values(newest: bool) -> CompiledQuery:

@@ -67,6 +67,7 @@ def field_values(
         stored,
         limit,
         needle=needle,
+        dictionaries=store.text_dictionaries,
     )
     held = int(read_rows(store, plan.events, limits)[0]["events"])
     read = plan.read(held)
@@ -116,18 +117,22 @@ def plan_bubble_up(
     held.update({k: paths[k] for k in keys if k not in SYSTEM_FIELDS})
     stored = StoredTypes(held, looked_up.below)
     patterns = _patterns(request)
-    counted = read_rows(store, compile_sides(scope, store.table, request, stored), limits, patterns)
+    dictionaries = store.text_dictionaries
+    sides_statement = compile_sides(scope, store.table, request, stored, dictionaries)
+    counted = read_rows(store, sides_statement, limits, patterns)
     sides = sides_of(counted[0] if counted else None)
     numbers = number_keys(keys, stored)
     bounds: dict[str, list[float]] = {}
     if numbers and sum(sides.counts):
         timeframe = Timeframe(request.from_ms, request.to_ms)
         statement = compile_profile(
-            scope, store.table, fields, timeframe, stored, numbers, sides.query
+            scope, store.table, fields, timeframe, stored, numbers, sides.query, dictionaries
         )
         found = read_rows(store, statement, limits, patterns)
         bounds = bounds_of(numbers, found[0] if found else None)
-    return compile_bubble_up(scope, store.table, request, stored, keys, bounds, left_out, sides)
+    return compile_bubble_up(
+        scope, store.table, request, stored, keys, bounds, left_out, sides, dictionaries
+    )
 
 
 def bubble_up(

@@ -100,6 +100,18 @@ BUBBLE_UP: dict[str, tuple[dict[str, Any], dict[str, list[float]], tuple[int, in
         {},
         (20, 80),  # both sides fit their samples: read whole
     ),
+    # A regex looked up in the phrases index's dictionary (query.needle).
+    "bubble_regex": (
+        {
+            "namespaces": [{"type": "dataset", "value": "golden-a"}],
+            "needle": {"value": "(alpha|gamma) [a-z_]+", "isRegex": True},
+            "from": _FROM,
+            "to": _TO,
+            "selection": {"filters": [{"key": "status", "operation": "=", "value": 500}]},
+        },
+        {"duration": [10.0, 100.0, 1000.0]},
+        None,
+    ),
     # The baseline holds twice its sample: it is read in windows of half the time.
     "bubble_sampled": (
         {
@@ -117,7 +129,7 @@ def field_values_plan(name: str) -> FieldValuesPlan:
     key, filters, limit, sample = FIELD_VALUES[name]
     parsed = validate_fields({"filters": filters}).filters or []
     return compile_field_values(
-        SCOPE, TABLE, "golden-a", key, parsed, TIMEFRAME, STORED, limit, sample
+        SCOPE, TABLE, "golden-a", key, parsed, TIMEFRAME, STORED, limit, sample, dictionaries=TABLE
     )
 
 
@@ -141,9 +153,11 @@ def bubble_up_plan(name: str) -> BubbleUpPlan:
     keys = [k for k in BUBBLE_KEYS if k not in request.selection_keys()]
     _, bounds, counts = BUBBLE_UP[name]
     if counts is None:
-        return compile_bubble_up(SCOPE, TABLE, request, STORED, keys, bounds)
+        return compile_bubble_up(SCOPE, TABLE, request, STORED, keys, bounds, dictionaries=TABLE)
     sides = bubble_up_sides(counts)
-    return compile_bubble_up(SCOPE, TABLE, request, STORED, keys, bounds, sides=sides)
+    return compile_bubble_up(
+        SCOPE, TABLE, request, STORED, keys, bounds, sides=sides, dictionaries=TABLE
+    )
 
 
 PROFILE_NUMBERS = ["duration", "ratio"]
@@ -154,11 +168,15 @@ def profile_statement(sampled: bool = False) -> CompiledQuery:
     ``bubble_sampled``'s query."""
     fields = bubble_up_request("bubble_filters").fields
     windows = bubble_up_sides(BUBBLE_UP["bubble_sampled"][2] or (0, 0)).query if sampled else None
-    return compile_profile(SCOPE, TABLE, fields, TIMEFRAME, STORED, PROFILE_NUMBERS, windows)
+    return compile_profile(
+        SCOPE, TABLE, fields, TIMEFRAME, STORED, PROFILE_NUMBERS, windows, dictionaries=TABLE
+    )
 
 
 def sides_statement() -> CompiledQuery:
-    return compile_sides(SCOPE, TABLE, bubble_up_request("bubble_filters"), STORED)
+    return compile_sides(
+        SCOPE, TABLE, bubble_up_request("bubble_filters"), STORED, dictionaries=TABLE
+    )
 
 
 def statements() -> dict[str, CompiledQuery]:
