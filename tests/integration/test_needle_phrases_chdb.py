@@ -207,13 +207,12 @@ CASED_REGEX_EXACT = [
     "Payment [A-Z]+",
     "[A-Z][a-z]+out",
 ]
-# What the dictionaries answer (each of them with matchCase too).
+# What the dictionaries answer: two characters of literal text or more, no alternation
+# outside a group (`timeout|declined`, `a_b|x{2}` and `x{2,}` read raw).
 REGEX_EXACT = [
     "card_dec[a-z]+ed",
     "PAYMENT failed",
-    "timeout|declined",
     "kelvin",
-    "a_b|x{2}",
     "card_?declined",
     "/api/carts?/",
     "up[a-z]+ time(out|d)",
@@ -221,7 +220,6 @@ REGEX_EXACT = [
     "[a-z]+_again",
     "ünïcode [a-z]+",
     "null[a-z]+ion at [a-z]+service",
-    "x{2,}",
 ]
 
 
@@ -252,19 +250,32 @@ def count(
     store: ChdbEventStore, needle: dict[str, Any], dictionaries: bool = True
 ) -> tuple[int, int]:
     """(events holding the needle, bytes the engine read to count them)."""
+    found, _, read = needle_count(store, TENANT, FRAME, needle, dictionaries)
+    return found, read
+
+
+def needle_count(
+    store: ChdbEventStore,
+    tenant: Tenant,
+    frame: Timeframe,
+    needle: dict[str, Any],
+    dictionaries: bool = True,
+) -> tuple[int, int, int]:
+    """(events holding the needle, rows and bytes the engine read to count them), as a
+    run counts them (``dictionaries``: where the text indexes' dictionaries are read)."""
     plan = compile_run(
         validate_fields({"calculations": [{"operator": "COUNT"}], "needle": needle}),
-        workspace_id=TENANT.workspace_id,
-        environment_id=TENANT.environment_id,
+        workspace_id=tenant.workspace_id,
+        environment_id=tenant.environment_id,
         table=store.table,
-        timeframe=FRAME,
+        timeframe=frame,
         options=RunOptions(),
         dictionaries=store.text_dictionaries if dictionaries else None,
     )
     statement = plan.statements.by_name()["aggregates"]
     result = store.query(statement.sql, statement.params)
     [total] = [int(r["_count"]) for r in result.rows if r["_total"]]
-    return total, result.bytes_read
+    return total, result.rows_read, result.bytes_read
 
 
 def truth(records: list[ref.Record], asked: list[dict[str, Any]] | None = None) -> dict[str, int]:

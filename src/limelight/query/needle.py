@@ -189,14 +189,17 @@ class Dictionaries:
 def needle_sql(needle: Needle, params: Params, dictionaries: Dictionaries | None = None) -> str:
     folded = needle.value.translate(_ASCII_LOWER)
     if needle.isRegex:
-        literal = [_case_safe(run) for run in regex_literals(needle.value)]
-        narrowed = _narrowing(literal, params)
-        pattern = params.add(needle.value if needle.matchCase else "(?i)" + needle.value, "String")
-        read = _all([*narrowed, f"match(raw, {pattern})"])
+        runs = regex_literals(needle.value)
+        regex = needle.value if needle.matchCase else "(?i)" + needle.value
         index = _CASED_INDEX if needle.matchCase else _PHRASES_INDEX
-        if dictionaries is None or not regex_within_tokens(needle.value, index.outside):
-            return read
-        return _regex_from_dictionary(index, pattern, read, params, dictionaries)
+        if (
+            dictionaries is not None
+            and max(map(len, runs), default=0) >= MIN_REGEX_LITERAL
+            and regex_within_tokens(needle.value, index.outside)
+        ):
+            return _regex_from_dictionary(index, params.add(regex, "String"), params, dictionaries)
+        narrowed = _narrowing([_case_safe(run) for run in runs], params)
+        return _all([*narrowed, f"match(raw, {params.add(regex, 'String')})"])
     if _THREE_DIGITS.fullmatch(needle.value):
         # Exact, with or without matchCase: digits have no case.
         return _digit_grams([needle.value], params)
@@ -334,9 +337,14 @@ def _case_safe(run: str) -> str:
 # the tokens of the dictionary it finds: looked up in the index like a word, without
 # reading raw. Over 1M events of API logs `card_dec[a-z]+ed by` (2%) took 30 ms where
 # reading raw took 270 (a COUNT by service 31); the dictionary scan is 15-20 ms of it.
-# Past this many tokens, looking each up costs more than reading raw (`e[a-z]+`, 37,394
-# tokens: 235 ms against 185; `[a-z]+ed`, 7,180: 54 against 252), so raw is read.
-MAX_REGEX_TOKENS = 10_000
+# The more tokens a regex finds, the more it costs to look them up: past tens of
+# thousands, more than reading raw (`e[a-z]+`, 37,394 tokens: 235 ms against 185;
+# `[a-z]+`, 60,487: 508 against 209; `[a-z]+ed`, 7,180: 54 against 252). A regex is
+# looked up only when it holds this much literal text, which few tokens do. Whether it
+# is never depends on what the dictionary holds: its tokens are every tenant's, and a
+# choice made by counting them (a first version read raw past 10,000) tells a tenant,
+# by the bytes a run reads, whether another tenant's events hold a token.
+MIN_REGEX_LITERAL = 2
 
 
 @dataclass(frozen=True)
@@ -363,7 +371,7 @@ _CASED_INDEX = _TokenIndex(
 
 
 def _regex_from_dictionary(
-    index: _TokenIndex, pattern: str, read: str, params: Params, dictionaries: Dictionaries
+    index: _TokenIndex, pattern: str, params: Params, dictionaries: Dictionaries
 ) -> str:
     spelled, text = params.add(index.spelled, "String"), params.add(index.text, "String")
 
@@ -380,7 +388,7 @@ def _regex_from_dictionary(
         lambda p: [
             f"timestamp >= fromUnixTimestamp64Milli({p.add(frame.from_ms, 'Int64')})",
             f"timestamp < fromUnixTimestamp64Milli({p.add(frame.to_ms, 'Int64')})",
-            f"_part NOT IN {dictionary}.1",
+            f"_part NOT IN (SELECT arrayJoin({dictionary}.1))",
             f"match(raw, {pattern})",
         ],
     )
@@ -390,12 +398,11 @@ def _regex_from_dictionary(
         dictionaries.table,
         unindexed,
     )
-    tokens = f"arrayDistinct(arrayConcat({dictionary}.2, ({fresh})))"
-    # The engine reads a scalar subquery once however often the statement names it, and
-    # keeps one branch of an `if` whose condition it computed: raw is not read at all.
-    looked_up = f"hasAnyTokens({index.expr}, {tokens}, 'splitByNonAlpha')"
-    limit = params.add(MAX_REGEX_TOKENS, "UInt32")
-    return f"if(length({tokens}) <= {limit}, {looked_up}, {read})"
+    # One scalar subquery (the engine reads it once, however often the statement names
+    # the dictionary in it), whose answer the lookup takes as the constant it requires:
+    # an expression over a large one is not folded into a constant (over 1 MB of tokens).
+    tokens = f"(SELECT arrayDistinct(arrayConcat({dictionary}.2, ({fresh}))))"
+    return f"hasAnyTokens({index.expr}, {tokens}, 'splitByNonAlpha')"
 
 
 def regex_within_tokens(pattern: str, outside: re.Pattern[str]) -> bool:

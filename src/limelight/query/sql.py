@@ -36,6 +36,9 @@ class Params:
     """Collects bound values in order of use; placeholders are ``{p0:Type}``, ``{p1:Type}``..."""
 
     values: dict[str, Any] = field(default_factory=dict)
+    # The reads of a text index's dictionary that ``Scope.dictionary`` wrote for the
+    # statement: the one read outside the tenant filter that ``Scope.statement`` allows.
+    dictionary_reads: list[str] = field(default_factory=list)
 
     def add(self, value: Any, type_name: str) -> str:
         name = f"p{len(self.values)}"

@@ -146,7 +146,7 @@ def test_a_subquery_made_by_the_scope_and_an_array_join_are_reads_of_the_tenant(
     assert statement.sql.count("WHERE workspace_id = {p0:String}") == 2
 
 
-def test_an_index_dictionary_is_read_only_over_the_days_of_a_timeframe_as_scope_writes_it() -> None:
+def test_an_index_dictionary_is_read_only_as_scope_wrote_it_for_the_statement() -> None:
     params = Params()
     frame = Timeframe(1_795_000_000_000, 1_795_003_600_000)
     tokens = SCOPE.dictionary(params, "db.events", "raw_phrases", "token = 'a'", frame)
@@ -155,14 +155,17 @@ def test_an_index_dictionary_is_read_only_over_the_days_of_a_timeframe_as_scope_
         SCOPE.select("count() AS n", "db.events", condition), params, ("n",)
     )
     assert "FROM mergeTreeTextIndex(db, events, raw_phrases) WHERE part_name >= " in statement.sql
-    assert partition_days(frame) == ("20261118", "20261119")
-    # The whole dictionary, or one read otherwise, is a read outside the tenant filter.
+    assert params.values["p0"] == "20261118" and params.values["p1"] == "20261119"
+    # The same text written by hand, one made for another statement, the whole dictionary
+    # or another table's: reads outside the tenant filter.
+    made = SCOPE.dictionary(Params(), "db.events", "raw_phrases", "token = 'a'", frame)
     for read in (
+        made,
         "(SELECT groupArray(token) FROM mergeTreeTextIndex(db, events, raw_phrases))",
-        "(SELECT groupArray(token) FROM mergeTreeTextIndex(db, events, raw_phrases)"
-        " WHERE part_name >= '2' OR 1)",
+        made.replace("db, events", "db, other"),
     ):
         params = Params()
+        SCOPE.dictionary(params, "db.events", "raw_phrases", "token = 'b'", frame)
         more = [f"hasAnyTokens(raw, {read})"]
         condition = SCOPE.where(params, lambda _: more)  # noqa: B023 (used at once)
         with pytest.raises(LimelightError, match="outside the tenant filter"):
