@@ -207,10 +207,11 @@ CASED_REGEX_EXACT = [
     "Payment [A-Z]+",
     "[A-Z][a-z]+out",
 ]
-# What the dictionaries answer: two characters of literal text or more, no alternation
-# outside a group (`timeout|declined`, `a_b|x{2}` and `x{2,}` read raw).
+# What the dictionaries answer: two characters of literal text or more in each
+# alternative (`a_b|x{2}` and `x{2,}` read raw).
 REGEX_EXACT = [
     "card_dec[a-z]+ed",
+    "timeout|declined",
     "PAYMENT failed",
     "kelvin",
     "card_?declined",

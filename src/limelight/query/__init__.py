@@ -78,13 +78,13 @@ one does not match, so a missing key matches neither.
   three digits at its end after punctuation (``code ERR-42``, ``"level":"Error``,
   ``HTTP 503``, ``[Retry]``), and a needle of three digits alone (``503``, found
   anywhere in a number). So is a regex that can only match text without digits, ``"``
-  or control characters, holds two characters of literal text or more, has no ``^``,
-  ``$``, ``.`` or ``|`` outside a group, names no class with a backslash (``\\d``, ``\\s``,
-  ``\\b``) and sets no flag (``card_dec[a-z]+ed by``, ``up[a-z]+ time(out|d)``; with
-  ``matchCase``, letters, characters past ASCII, the space and ``._-/:,=()`` only): the
-  tokens of an index's dictionary it matches are looked up, as a word is. On a
-  cluster, whose shards each hold their own dictionaries, it reads the events' text
-  as below. Any other needle (starting with a digit, a longer
+  or control characters, holds two characters of literal text or more in each
+  alternative, has no ``^``, ``$`` or ``.``, names no class with a backslash (``\\d``, ``\\s``,
+  ``\\b``) and sets no flag (``card_dec[a-z]+ed by``, ``timeout|declined``; with ``matchCase``,
+  letters, characters past ASCII, the space and ``._-/:,=()`` only): the tokens of an
+  index's dictionary it matches are looked up, as a word is. On a cluster, whose
+  shards each hold their own dictionaries, it reads the events' text as below.
+  Any other needle (starting with a digit, a longer
   number, a number right after a letter, other scripts, one of ``$ < > ^ ~``, a
   backslash or a backquote, one character) and any other regex read the events'
   text, but only in the blocks of events where the indexes find its parts (its text

@@ -194,7 +194,7 @@ def needle_sql(needle: Needle, params: Params, dictionaries: Dictionaries | None
         index = _CASED_INDEX if needle.matchCase else _PHRASES_INDEX
         if (
             dictionaries is not None
-            and max(map(len, runs), default=0) >= MIN_REGEX_LITERAL
+            and _literal_enough(needle.value)
             and regex_within_tokens(needle.value, index.outside)
         ):
             return _regex_from_dictionary(index, params.add(regex, "String"), params, dictionaries)
@@ -340,10 +340,10 @@ def _case_safe(run: str) -> str:
 # The more tokens a regex finds, the more it costs to look them up: past tens of
 # thousands, more than reading raw (`e[a-z]+`, 37,394 tokens: 235 ms against 185;
 # `[a-z]+`, 60,487: 508 against 209; `[a-z]+ed`, 7,180: 54 against 252). A regex is
-# looked up only when it holds this much literal text, which few tokens do. Whether it
-# is never depends on what the dictionary holds: its tokens are every tenant's, and a
-# choice made by counting them (a first version read raw past 10,000) tells a tenant,
-# by the bytes a run reads, whether another tenant's events hold a token.
+# looked up only when each alternative holds this much literal text, which few tokens
+# do. Whether it is never depends on what the dictionary holds: its tokens are every
+# tenant's, and a choice made by counting them (a first version read raw past 10,000)
+# tells a tenant, by the bytes a run reads, whether another tenant's events hold a token.
 MIN_REGEX_LITERAL = 2
 
 
@@ -403,6 +403,37 @@ def _regex_from_dictionary(
     # an expression over a large one is not folded into a constant (over 1 MB of tokens).
     tokens = f"(SELECT arrayDistinct(arrayConcat({dictionary}.2, ({fresh}))))"
     return f"hasAnyTokens({index.expr}, {tokens}, 'splitByNonAlpha')"
+
+
+def _literal_enough(pattern: str) -> bool:
+    """Whether every match of ``pattern`` holds ``MIN_REGEX_LITERAL`` characters of its
+    literal text (each alternative its own: ``timeout|declined``)."""
+    branches = _alternatives(pattern)
+    return bool(branches) and all(
+        max(map(len, regex_literals(branch)), default=0) >= MIN_REGEX_LITERAL for branch in branches
+    )
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The alternatives of ``pattern`` (``|`` outside groups and classes); none where
+    it does not read (an unclosed class)."""
+    branches, start, depth, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _skip_atom(pattern, i)
+            if i < 0:
+                return []
+            continue
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "|" and depth == 0:
+            branches.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*branches, pattern[start:]]
 
 
 def regex_within_tokens(pattern: str, outside: re.Pattern[str]) -> bool:

@@ -123,6 +123,9 @@ def test_a_regex_reads_the_dictionary_of_its_index_only_where_it_may() -> None:
         assert "mergeTreeTextIndex" not in text and text.startswith("(")
         assert "match(raw, " in text
     assert "mergeTreeTextIndex" in sql(Needle(value="[a-z]+ed", isRegex=True))
+    # Each alternative with its own literal text, or not.
+    assert "mergeTreeTextIndex" in sql(Needle(value="timeout|decl[a-z]+", isRegex=True))
+    assert "mergeTreeTextIndex" not in sql(Needle(value="timeout|[a-z]+", isRegex=True))
 
 
 def ddl_text(version: int) -> str:
