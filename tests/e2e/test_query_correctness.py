@@ -223,6 +223,17 @@ CALCULATION_QUERIES: dict[str, dict[str, Any]] = {
         "calculations": [calc("COUNT")],
         "needle": {"value": "user_login #9[0-9]", "isRegex": True},
     },
+    # Looked up in the phrases and cased indexes' dictionaries (query.needle), in the
+    # embedded engine and on a server.
+    "needle-regex-dictionary": {
+        "calculations": [calc("COUNT")],
+        "needle": {"value": "(alpha|gamma) user_l[a-z]+", "isRegex": True},
+    },
+    "needle-regex-dictionary-case": by(
+        "_service",
+        calc("COUNT"),
+        needle={"value": "(alpha|beta) Time(out|d)", "isRegex": True, "matchCase": True},
+    ),
 }
 
 
