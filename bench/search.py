@@ -125,7 +125,7 @@ def _count_sql(store: ChdbEventStore, size: Size, needle: dict[str, Any] | None)
         table=store.table,
         timeframe=Timeframe(size.frm, size.to),
         options=RunOptions(),
-        dictionaries=store.text_dictionaries,
+        dictionaries=store.table,
     )
     statement = plan.statements.by_name()["aggregates"]
     sql = statement.sql.replace(" SETTINGS ", f" SETTINGS {settings_clause(NO_CACHE)}, ", 1)

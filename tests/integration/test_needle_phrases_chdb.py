@@ -271,7 +271,7 @@ def needle_count(
         table=store.table,
         timeframe=frame,
         options=RunOptions(),
-        dictionaries=store.text_dictionaries if dictionaries else None,
+        dictionaries=store.table if dictionaries else None,
     )
     statement = plan.statements.by_name()["aggregates"]
     result = store.query(statement.sql, statement.params)

@@ -339,7 +339,7 @@ def run(
             timeframe=frame,
             options=options,
             stored=stored,
-            dictionaries=store.text_dictionaries,
+            dictionaries=store.table,
         )
 
     plan = compile_with(UNKNOWN)

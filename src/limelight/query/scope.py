@@ -317,6 +317,10 @@ class Scope:
         for identifier in (database, name, index):
             if not _IDENTIFIER.fullmatch(identifier):
                 raise LimelightError(f"not a plain name: {identifier!r}")
+        # The read is allowed word for word (``_refuse_unscoped_reads``): what it holds
+        # must read no table of its own.
+        if _TABLE_READ.search(_QUOTED.sub("``", test)):
+            raise LimelightError(f"a table read in a dictionary's test: {test[:200]!r}")
         first, after = partition_days(timeframe)
         read = (
             f"(SELECT (groupUniqArray(part_name), groupUniqArrayIf(token, {test}))"

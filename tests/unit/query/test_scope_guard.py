@@ -172,6 +172,11 @@ def test_an_index_dictionary_is_read_only_as_scope_wrote_it_for_the_statement() 
             SCOPE.statement(SCOPE.select("count() AS n", "db.events", condition), params, ("n",))
     with pytest.raises(LimelightError, match="not a plain name"):
         SCOPE.dictionary(Params(), "db.events", "x) UNION ALL SELECT 1 --", "1", frame)
+    # Its test reads no table: the read is allowed whole, so what is inside is not checked.
+    with pytest.raises(LimelightError, match="a table read in a dictionary's test"):
+        SCOPE.dictionary(
+            Params(), "db.events", "raw_phrases", "token IN (SELECT raw FROM db.events)", frame
+        )
 
 
 def test_the_days_of_a_timeframe_end_with_its_last_millisecond() -> None:

@@ -152,7 +152,8 @@ class EventStore(Protocol):
     def text_dictionaries(self) -> str | None:
         """The table whose text indexes' dictionaries a statement may read (a regex
         needle, ``query.needle``): the events table of one server or the embedded
-        engine; None on a cluster, where each shard holds its own."""
+        engine when the settings allow it (``regex_dictionaries``: every workspace's
+        tokens are read); None on a cluster, where each shard holds its own."""
 
 
 # The view that records the types of each path as events arrive (DDL 0014).
@@ -165,6 +166,7 @@ class TablesOf:
 
     _database: str
     _cluster: str | None = None
+    _regex_dictionaries: bool = False
 
     @property
     def table(self) -> str:
@@ -182,7 +184,7 @@ class TablesOf:
 
     @property
     def text_dictionaries(self) -> str | None:
-        return None if self._cluster else self.table
+        return self.table if self._regex_dictionaries and not self._cluster else None
 
     @property
     def paths_table(self) -> str:

@@ -193,11 +193,14 @@ class ChdbEventStore(TablesOf):
         backups: Path | None = None,
         wal: Path | None = None,
         buffer_limits: BufferLimits = DEFAULT_LIMITS,
+        regex_dictionaries: bool = False,
     ) -> None:
         """``backups``: the one directory BACKUP and RESTORE may use (the engine refuses
         any other; ClickHouse's ``backups.allowed_path``, set when the engine starts).
         ``wal``: the write-ahead log's directory, for small batches (``buffered.py``);
-        without it every batch is inserted before ``insert`` returns."""
+        without it every batch is inserted before ``insert`` returns.
+        ``regex_dictionaries``: see ``text_dictionaries``."""
+        self._regex_dictionaries = regex_dictionaries
         self._path = path
         self._database = database
         options = f"?backups.allowed_path={backups}" if backups is not None else ""

@@ -14,7 +14,10 @@ def open_event_store(settings: Settings) -> EventStore:
         from limelight.store.events.server_store import ServerEventStore
 
         return ServerEventStore(
-            settings.clickhouse_url, settings.clickhouse_database, settings.clickhouse_cluster
+            settings.clickhouse_url,
+            settings.clickhouse_database,
+            settings.clickhouse_cluster,
+            regex_dictionaries=settings.regex_dictionaries,
         )
     from limelight.store.events.buffered import BufferLimits
     from limelight.store.events.chdb_store import ChdbEventStore
@@ -25,6 +28,7 @@ def open_event_store(settings: Settings) -> EventStore:
         backups=backups_dir(settings),
         wal=wal_dir(settings) if settings.ingest_buffer else None,
         buffer_limits=BufferLimits(settings.ingest_buffer_bytes, settings.ingest_buffer_lag),
+        regex_dictionaries=settings.regex_dictionaries,
     )
 
 

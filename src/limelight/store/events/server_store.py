@@ -32,10 +32,17 @@ from limelight.tenant import Tenant
 
 
 class ServerEventStore(TablesOf):
-    def __init__(self, url: str, database: str = "limelight", cluster: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        database: str = "limelight",
+        cluster: str | None = None,
+        regex_dictionaries: bool = False,
+    ) -> None:
         self._url = url
         self._database = database
         self._cluster = cluster
+        self._regex_dictionaries = regex_dictionaries
         self._target = DdlTarget(database, cluster)
         # On a cluster an insert goes to the Distributed table: acknowledged only once
         # the shards have written it, as on one server.
