@@ -49,17 +49,26 @@ def _run(
 def test_a_regex_finding_megabytes_of_tokens_answers_as_reading_every_event(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    # Another tenant's 1,000 long stretches of letters are tokens the regex finds: 1.2 MB
-    # of them, which the engine once refused to take as the constant a lookup needs.
+    """Another tenant's 1,000 stretches of 1,200 letters are tokens the regex finds, 1.2
+    MB of them, which the engine once refused to take as the constant a lookup needs;
+    and 800 words of 25 KB, which are not taken whole (whose like, 250 KB each, held
+    every regex of the day past its memory). Mine
+    include a word of 6,000 letters, longer than a dictionary's tokens are taken."""
     store = _store(tmp_path_factory)
     rnd = random.Random(5)
-    stretches = ["zz" + "".join(rnd.choices(string.ascii_lowercase, k=1200)) for _ in range(1000)]
-    _write(store, THEIRS, stretches)
-    _write(store, MINE, ["hello zzabc", "nothing here"])
+
+    def letters(n: int) -> str:
+        return "".join(rnd.choices(string.ascii_lowercase, k=n))
+
+    _write(store, THEIRS, ["zz" + letters(1200) for _ in range(1000)])
+    _write(store, THEIRS, ["zz" + letters(25_000) for _ in range(800)])
+    _write(store, MINE, ["hello zzabc", "nothing here", "long " + "zz" + letters(6000) + " end"])
     store.command(f"OPTIMIZE TABLE {store.table} FINAL")
     needle = {"value": "zz[a-z]+", "isRegex": True}
-    assert _run(store, MINE, needle)[0] == _run(store, MINE, needle, dictionaries=False)[0] == 1
-    assert _run(store, THEIRS, needle)[0] == 1000
+    assert _run(store, MINE, needle)[0] == _run(store, MINE, needle, dictionaries=False)[0] == 2
+    assert _run(store, THEIRS, needle)[0] == 1800
+    cased = {"value": "end|zz[a-z]+", "isRegex": True, "matchCase": True}
+    assert _run(store, MINE, cased)[0] == 2
     store.close()
 
 

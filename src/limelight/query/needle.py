@@ -84,7 +84,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from string import ascii_letters, ascii_lowercase
 
-from limelight.query.scope import Scope
+from limelight.query.scope import Condition, Scope
 from limelight.query.spec import Needle
 from limelight.query.sql import Params
 from limelight.times import Timeframe
@@ -345,6 +345,11 @@ def _case_safe(run: str) -> str:
 # tenant's, and a choice made by counting them (a first version read raw past 10,000)
 # tells a tenant, by the bytes a run reads, whether another tenant's events hold a token.
 MIN_REGEX_LITERAL = 2
+# The longest token taken from a dictionary (bytes): a longer one the regex finds is
+# found in the tenant's own events long enough to hold it. Every tenant's tokens are in
+# the dictionary, and 800 events of one 250 KB word each, which a short regex finds
+# by chance, made every regex of the day run out of memory (2 GB) holding them.
+MAX_DICTIONARY_TOKEN = 4096
 
 
 @dataclass(frozen=True)
@@ -379,29 +384,37 @@ def _regex_from_dictionary(
         return f"match(translate({token}, {spelled}, {text}), {pattern})"
 
     scope, frame = dictionaries.scope, dictionaries.timeframe
-    dictionary = scope.dictionary(params, dictionaries.table, index.name, found("token"), frame)
-    # The tenant's rows in the parts the dictionary does not hold (written since the last
-    # merge), whose tokens are worked out here: where the statement then looks the tokens
-    # up in such a part, it tokenizes each row as the index would have.
-    unindexed = scope.where(
-        params,
-        lambda p: [
-            f"timestamp >= fromUnixTimestamp64Milli({p.add(frame.from_ms, 'Int64')})",
-            f"timestamp < fromUnixTimestamp64Milli({p.add(frame.to_ms, 'Int64')})",
-            f"_part NOT IN (SELECT arrayJoin({dictionary}.1))",
-            f"match(raw, {pattern})",
-        ],
-    )
-    fresh = scope.select(
+    longest = params.add(MAX_DICTIONARY_TOKEN, "UInt32")
+    short = f"length(token) <= {longest} AND {found('token')}"
+    dictionary = scope.dictionary(params, dictionaries.table, index.name, short, frame)
+
+    # The tenant's rows whose tokens the dictionary does not give, worked out here: those
+    # in the parts it does not hold (written since the last merge; where the statement
+    # then looks the tokens up in such a part, it tokenizes each row as the index would
+    # have), and those long enough to hold a token longer than it gives.
+    def rows(more: str) -> Condition:
+        return scope.where(
+            params,
+            lambda p: [
+                f"timestamp >= fromUnixTimestamp64Milli({p.add(frame.from_ms, 'Int64')})",
+                f"timestamp < fromUnixTimestamp64Milli({p.add(frame.to_ms, 'Int64')})",
+                *([more] if more else []),
+                f"match(raw, {pattern})",
+            ],
+        )
+
+    columns = (
         f"groupUniqArrayArray(arrayFilter(t -> {found('t')}, tokens({index.expr},"
-        " 'splitByNonAlpha')))",
-        dictionaries.table,
-        unindexed,
+        " 'splitByNonAlpha')))"
     )
+    unindexed = scope.select(
+        columns, dictionaries.table, rows(f"_part NOT IN (SELECT arrayJoin({dictionary}.1))")
+    )
+    long = scope.select(columns, dictionaries.table, rows(""), longer_than=longest)
     # One scalar subquery (the engine reads it once, however often the statement names
     # the dictionary in it), whose answer the lookup takes as the constant it requires:
     # an expression over a large one is not folded into a constant (over 1 MB of tokens).
-    tokens = f"(SELECT arrayDistinct(arrayConcat({dictionary}.2, ({fresh}))))"
+    tokens = f"(SELECT arrayDistinct(arrayConcat({dictionary}.2, ({unindexed}), ({long}))))"
     return f"hasAnyTokens({index.expr}, {tokens}, 'splitByNonAlpha')"
 
 

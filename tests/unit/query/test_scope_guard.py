@@ -184,3 +184,16 @@ def test_the_days_of_a_timeframe_end_with_its_last_millisecond() -> None:
     assert partition_days(Timeframe(0, day)) == ("19700101", "19700102")
     assert partition_days(Timeframe(0, day + 1)) == ("19700101", "19700103")
     assert partition_days(Timeframe(-5 * day, 10**15)) == ("19700101", "21490606")
+
+
+def test_a_read_of_long_events_asks_their_sizes_first_and_nothing_else() -> None:
+    params = Params()
+    longer = params.add(4096, "UInt32")
+    long = SCOPE.select("count() AS n", "db.events", SCOPE.where(params), longer_than=longer)
+    assert " FROM db.events PREWHERE raw.size > {p0:UInt32} WHERE workspace_id = " in long.sql
+    SCOPE.statement(long, params, ("n",))
+    # Another PREWHERE before the tenant filter is a read outside it.
+    params = Params()
+    other = SCOPE.select("count() AS n", "db.events PREWHERE 1", SCOPE.where(params))
+    with pytest.raises(LimelightError, match="outside the tenant filter"):
+        SCOPE.statement(other, params, ("n",))

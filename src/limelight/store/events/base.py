@@ -166,7 +166,7 @@ class TablesOf:
 
     _database: str
     _cluster: str | None = None
-    _regex_dictionaries: bool = False
+    _regex_dictionaries: bool = True
 
     @property
     def table(self) -> str:
