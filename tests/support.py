@@ -297,6 +297,9 @@ def launch(
         # at the default budget of past days a shared server made them wait for each
         # other's minute. The budget's own test starts a server with the default.
         "LIMELIGHT_PAST_DAYS_PER_MINUTE": "1000000",
+        # Regexes from the dictionaries (off by default), so that the end-to-end tests
+        # ask them of a server, embedded and scaled.
+        "LIMELIGHT_REGEX_DICTIONARIES": "1",
         **(extra_env or {}),
     }
     server = LiveServer(data_dir=data_dir, port=port, env=env, serve_args=serve_args)

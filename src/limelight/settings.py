@@ -144,11 +144,12 @@ class Settings(BaseSettings):
         True, description="Default for new environments: replace values of secret-looking keys."
     )
     regex_dictionaries: bool = Field(
-        True,
+        False,
         description="Answer a regex needle from the text indexes' dictionaries (5x faster"
-        " over many events). Their tokens are every workspace's, so such a search takes"
-        " longer the more of other workspaces' tokens it matches, as a plain needle does;"
-        " off, regexes read the events' text.",
+        " over many events). Their tokens are every workspace's: another workspace's events"
+        " (tens of MB of words a regex finds) can make such a search slow or run out of"
+        " memory, and its time tells how many of their tokens it finds. For workspaces"
+        " that trust each other.",
     )
     ingest_buffer: bool = Field(
         True,

@@ -81,9 +81,11 @@ one does not match, so a missing key matches neither.
   or control characters, holds two characters of literal text or more in each
   alternative, has no ``^``, ``$`` or ``.``, names no class with a backslash (``\\d``, ``\\s``,
   ``\\b``) and sets no flag (``card_dec[a-z]+ed by``, ``timeout|declined``; with ``matchCase``,
-  letters, characters past ASCII, the space and ``._-/:,=()`` only): the tokens of an
-  index's dictionary it matches are looked up, as a word is. With
-  ``LIMELIGHT_REGEX_DICTIONARIES=0``, and on a cluster, whose shards each hold their own
+  letters, characters past ASCII, the space and ``._-/:,=()`` only), where the deployment
+  allows it (``LIMELIGHT_REGEX_DICTIONARIES``, off by default: the dictionaries hold every
+  workspace's tokens, and another workspace's events can make such a search slow or
+  run out of memory): the tokens of an index's dictionary it matches are looked up, as
+  a word is. Otherwise, and on a cluster, whose shards each hold their own
   dictionaries, it reads the events' text as below.
   Any other needle (starting with a digit, a longer
   number, a number right after a letter, other scripts, one of ``$ < > ^ ~``, a

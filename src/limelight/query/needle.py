@@ -348,7 +348,11 @@ MIN_REGEX_LITERAL = 2
 # The longest token taken from a dictionary (bytes): a longer one the regex finds is
 # found in the tenant's own events long enough to hold it. Every tenant's tokens are in
 # the dictionary, and 800 events of one 250 KB word each, which a short regex finds
-# by chance, made every regex of the day run out of memory (2 GB) holding them.
+# by chance, made every regex of the day run out of memory (2 GB) holding them. Many
+# shorter ones still do (the engine holds the tokens looked up whole, 13-19 times their
+# bytes: 40 MB of 4 KB words, 512-768 MB), and bounding their bytes would tell one
+# tenant, by what a run reads, whether another's tokens are there: so this lookup is
+# the deployment's choice (``EventStore.text_dictionaries``, off by default).
 MAX_DICTIONARY_TOKEN = 4096
 
 

@@ -166,7 +166,7 @@ class TablesOf:
 
     _database: str
     _cluster: str | None = None
-    _regex_dictionaries: bool = True
+    _regex_dictionaries: bool = False
 
     @property
     def table(self) -> str:

@@ -193,7 +193,7 @@ class ChdbEventStore(TablesOf):
         backups: Path | None = None,
         wal: Path | None = None,
         buffer_limits: BufferLimits = DEFAULT_LIMITS,
-        regex_dictionaries: bool = True,
+        regex_dictionaries: bool = False,
     ) -> None:
         """``backups``: the one directory BACKUP and RESTORE may use (the engine refuses
         any other; ClickHouse's ``backups.allowed_path``, set when the engine starts).

@@ -37,7 +37,7 @@ class ServerEventStore(TablesOf):
         url: str,
         database: str = "limelight",
         cluster: str | None = None,
-        regex_dictionaries: bool = True,
+        regex_dictionaries: bool = False,
     ) -> None:
         self._url = url
         self._database = database
