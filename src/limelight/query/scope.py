@@ -397,12 +397,8 @@ class Scope:
             # defaults (4 characters, 50 tokens) it would read raw instead. The tokens
             # it counts are every tenant's in a part (those of 7 events or more), so any
             # bound another tenant can push a needle past tells them apart: at 100,000,
-            # 100,000 tokens of "zzq" of one tenant and one more of another's made the
-            # first tenant's needle read raw (rows read 40,070 against 10,000), which
-            # told it the other's was there. The price: a needle's time grows with the
-            # tokens it finds, every tenant's (another's 300,000 tokens of "zzq": 184-275
-            # ms against 42 for a needle of one token), where past the bound it read
-            # its own events' text.
+            # my 100,000 tokens of "zzq" and one more of theirs made my needle read raw
+            # (rows read 40,070 against 10,000), and told me theirs was there.
             " text_index_like_min_pattern_length = 2,"
             f" text_index_like_max_postings_to_read = {NO_POSTINGS_BOUND:d},"
             # The statement's bytes are the bound (MAX_STATEMENT_BYTES): below them an IN
