@@ -22,7 +22,6 @@ NOW_MS = 1_795_000_000_000
 FRAME = Timeframe(NOW_MS - 3_600_000, NOW_MS + 1)
 MINE = Tenant("ws_regex_a", "env_regex_a")
 THEIRS = Tenant("ws_regex_b", "env_regex_b")
-MATCH_CASE = {"matchCase": True}
 
 
 def _store(tmp_path_factory: pytest.TempPathFactory) -> ChdbEventStore:
@@ -91,29 +90,3 @@ def test_what_a_run_reads_does_not_depend_on_another_tenants_tokens(
         store.close()
     # Events found, dictionary rows and bytes of the index and columns read: the same.
     assert runs[0] == runs[1] and runs[0][0] == 10_000
-
-
-def test_what_a_plain_needle_reads_does_not_depend_on_another_tenants_tokens(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    """My 100,000 tokens holding "zzq", each in 7 events (the engine counts the tokens
-    of 7 events or more), and another tenant's one more ("zzqzzzz") or not
-    ("xxqzzzz"): a limit on the tokens a needle's postings are read for, counted over
-    every tenant's tokens in the part, made my needle read the events' text instead
-    when theirs was one more, which told the two apart."""
-    tokens = [
-        "zzq" + "".join(t) for t in islice(product(string.ascii_lowercase, repeat=4), 100_000)
-    ]
-    mine = [
-        "".join(f"{token}{i % 10}" for i, token in enumerate(tokens[start : start + 10_000]))
-        for start in range(0, len(tokens), 10_000)
-    ] * 7
-    runs = []
-    for theirs in ("zzqzzzz", "xxqzzzz"):
-        store = _store(tmp_path_factory)
-        _write(store, MINE, ["other"] * 20_000 + mine + ["other"] * 20_000)
-        _write(store, THEIRS, ["filler"] * 20_000 + [f"w {theirs} w"] * 7 + ["filler"] * 20_000)
-        store.command(f"OPTIMIZE TABLE {store.table} FINAL")
-        runs.append([_run(store, MINE, {"value": "zzq", **case}) for case in ({}, MATCH_CASE)])
-        store.close()
-    assert runs[0] == runs[1] and runs[0][0][0] == 70

