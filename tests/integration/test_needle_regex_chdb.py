@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
+from limelight.query.needle import Dictionaries, needle_sql
 from limelight.query.plans import Timeframe
+from limelight.query.scope import Scope
+from limelight.query.spec import Needle
+from limelight.query.sql import Params
 from limelight.store.events.chdb_store import ChdbEventStore
 from limelight.tenant import Tenant
 from tests import query_reference as ref
@@ -86,7 +90,15 @@ def test_what_a_run_reads_does_not_depend_on_another_tenants_tokens(
         _write(store, MINE, mine)
         _write(store, THEIRS, [theirs])
         store.command(f"OPTIMIZE TABLE {store.table} FINAL")
-        runs.append(_run(store, MINE, {"value": "se[a-z]+", "isRegex": True}))
+        runs.append(_run(store, MINE, REGEX))
         store.close()
     # Events found, dictionary rows and bytes of the index and columns read: the same.
     assert runs[0] == runs[1] and runs[0][0] == 10_000
+    # Looked up in the dictionary (reading the events' text reads the same either way).
+    reads = Dictionaries(Scope(MINE.workspace_id, MINE.environment_id), "db.events", FRAME)
+    assert "mergeTreeTextIndex(db, events, raw_phrases)" in needle_sql(
+        Needle(**REGEX), Params(), reads
+    )
+
+
+REGEX: dict[str, Any] = {"value": "se[a-z]+", "isRegex": True}

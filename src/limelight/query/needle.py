@@ -178,8 +178,9 @@ _MIN_STRETCH = 3
 @dataclass(frozen=True)
 class Dictionaries:
     """What a regex needle may read besides the rows it tests: the text indexes'
-    dictionaries of ``table`` (one server's MergeTree table: on a cluster each shard
-    holds its own, and this is None) and the tenant's rows in ``timeframe``."""
+    dictionaries of ``table`` (one server's MergeTree table; none where the settings
+    keep them unread, and on a cluster, whose shards each hold their own) and the
+    tenant's rows in ``timeframe``."""
 
     scope: Scope
     table: str

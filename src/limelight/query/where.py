@@ -37,7 +37,8 @@ class Where:
     fields: QueryFields
     stored: StoredTypes
     # The table whose text indexes' dictionaries a regex needle may read (the events
-    # table of one server); None on a cluster, whose shards each hold their own.
+    # table of one server, where the settings allow it); else None, and always on a
+    # cluster, whose shards each hold their own.
     dictionaries: str | None = None
 
     def render(self, params: Params, timeframe: Timeframe, more: Sequence[str] = ()) -> Condition:
