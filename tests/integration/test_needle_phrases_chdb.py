@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from limelight.query.compile import RunOptions, compile_run
-from limelight.query.needle import CASED_NUMBERS, DIGIT_RUNS, NUMBERS, needle_sql
-from limelight.query.plans import Timeframe
+from limelight.query.needle import CASED, CASED_NUMBERS, DIGIT_RUNS, NUMBERS, PHRASES, needle_sql
+from limelight.query.plans import CompiledQuery, Timeframe
 from limelight.query.spec import Needle, validate_fields
 from limelight.query.sql import Params
 from limelight.store.events import ddl
@@ -255,6 +255,21 @@ def count(
     return found, read
 
 
+def _counting(
+    table: str, tenant: Tenant, frame: Timeframe, needle: dict[str, Any], dictionaries: bool
+) -> CompiledQuery:
+    plan = compile_run(
+        validate_fields({"calculations": [{"operator": "COUNT"}], "needle": needle}),
+        workspace_id=tenant.workspace_id,
+        environment_id=tenant.environment_id,
+        table=table,
+        timeframe=frame,
+        options=RunOptions(),
+        dictionaries=table if dictionaries else None,
+    )
+    return plan.statements.by_name()["aggregates"]
+
+
 def needle_count(
     store: ChdbEventStore,
     tenant: Tenant,
@@ -264,16 +279,7 @@ def needle_count(
 ) -> tuple[int, int, int]:
     """(events holding the needle, rows and bytes the engine read to count them), as a
     run counts them (``dictionaries``: where the text indexes' dictionaries are read)."""
-    plan = compile_run(
-        validate_fields({"calculations": [{"operator": "COUNT"}], "needle": needle}),
-        workspace_id=tenant.workspace_id,
-        environment_id=tenant.environment_id,
-        table=store.table,
-        timeframe=frame,
-        options=RunOptions(),
-        dictionaries=store.table if dictionaries else None,
-    )
-    statement = plan.statements.by_name()["aggregates"]
+    statement = _counting(store.table, tenant, frame, needle, dictionaries)
     result = store.query(statement.sql, statement.params)
     [total] = [int(r["_count"]) for r in result.rows if r["_total"]]
     return total, result.rows_read, result.bytes_read
@@ -369,26 +375,33 @@ def _index_built(store: ChdbEventStore, database: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("version", "needle"),
+    ("version", "index", "needle"),
     [
-        (15, {"value": "card_declined"}),
-        (23, {"value": ", then err-42", "matchCase": True}),
-        (24, {"value": "with 200"}),
-        (25, {"value": "then err-421", "matchCase": True}),
-        (26, {"value": "345"}),
-        (15, {"value": "card_dec[a-z]+ed", "isRegex": True}),
-        (19, {"value": "Payment [A-Z]+", "isRegex": True, "matchCase": True}),
+        (15, PHRASES, {"value": "card_declined"}),
+        (23, CASED_NUMBERS, {"value": ", then err-42", "matchCase": True}),
+        (24, NUMBERS, {"value": "with 200"}),
+        (25, CASED_NUMBERS, {"value": "then err-421", "matchCase": True}),
+        (26, DIGIT_RUNS, {"value": "345"}),
+        (15, PHRASES, {"value": "card_dec[a-z]+ed", "isRegex": True}),
+        (19, CASED, {"value": "Payment [A-Z]+", "isRegex": True, "matchCase": True}),
     ],
 )
 def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     version: int,
+    index: str,
     needle: dict[str, Any],
 ) -> None:
-    # The needles of the needle's kind (the index's own, and those it narrows); every
-    # kind is asked of unmerged and merged events above.
-    asked = [n for n in needles() if n.keys() == needle.keys()]
+    # The needles of the needle's kind that the version's index answers or narrows (its
+    # expression is in their statement); every needle is asked of unmerged and merged
+    # events above. The others' statements are the same before the index and after.
+    asked = [
+        n
+        for n in needles()
+        if n.keys() == needle.keys() and index in _counting("db.events", TENANT, FRAME, n, True).sql
+    ]
+    assert needle in asked
     database = f"phrases_{uuid.uuid4().hex[:8]}"
     store = _store(tmp_path_factory, database)
     older = [(v, text) for v, text in ddl.ddl_files() if v < version]
