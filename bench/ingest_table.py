@@ -123,7 +123,7 @@ def _variants() -> list[Variant]:
         settings_clause({"async_insert": 0, **INSERT_SETTINGS, **ON_INSERT})
         + ", exclude_materialize_skip_indexes_on_insert = 'raw_ngrams'"
     )
-    two_on_insert = text_on_insert.replace("'raw_ngrams'", "'raw_ngrams,raw_numbers_three'")
+    two_on_insert = text_on_insert.replace("'raw_ngrams'", "'raw_ngrams,raw_numbers_keys'")
     bound = settings_clause(
         {
             "async_insert": 0,
@@ -182,7 +182,7 @@ def _tables(ctx: BenchContext) -> dict[str, ChdbEventStore]:
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_ngrams")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_words")
     bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_phrases")
-    bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_numbers_three")
+    bare.command(f"ALTER TABLE {bare.table} DROP INDEX raw_numbers_keys")
     bare.command(f"ALTER TABLE {bare.table} {DROP_TRACE_PROJECTIONS}")
     bare.command(f"ALTER TABLE {bare.table} {DROP_SPAN_COLUMNS}")
     bare.command(f"ALTER TABLE {bare.table} DROP COLUMN data")

@@ -333,10 +333,10 @@ INDEXES = {
     "TYPE ngrambf_v1(4, 65536, 3, 0) GRANULARITY 1",
     "words (DDL 0011)": f", INDEX raw_words {WORDS} TYPE text(tokenizer = 'splitByNonAlpha')",
     "phrases (DDL 0015)": f", INDEX raw_phrases {PHRASES} TYPE text(tokenizer = 'splitByNonAlpha')",
-    "numbers (DDL 0024)": f", INDEX raw_numbers_three {NUMBERS} "
+    "numbers (DDL 0027)": f", INDEX raw_numbers_keys {NUMBERS} "
     "TYPE text(tokenizer = 'splitByNonAlpha')",
     "cased (DDL 0019)": f", INDEX raw_cased {CASED} TYPE text(tokenizer = 'splitByNonAlpha')",
-    "cased numbers (0025)": f", INDEX raw_cased_numbers_three {CASED_NUMBERS} "
+    "cased numbers (0027)": f", INDEX raw_cased_numbers_keys {CASED_NUMBERS} "
     "TYPE text(tokenizer = 'splitByNonAlpha')",
     "digit runs (0026)": f", INDEX raw_digit_runs {DIGIT_RUNS} TYPE text(tokenizer = ngrams(3))",
 }

@@ -91,8 +91,10 @@ EXACT = [
     '"a":12',
     '"message":"said ',
     '"message":"payment failed',
-    '":"dotted key","',
     '"user.id":5',
+    # a key's start: the numbers index cuts before each `,"` (DDL 0027)
+    ',"message":"dotted',
+    '"message":"dotted key"',
     "c:\\\\temp\\\\x",
     # three digits anywhere in a number: the digit runs index (DDL 0026)
     "123",
@@ -112,6 +114,11 @@ READ = [
     "r12",
     '"n": 12345',
     '"n":12345}',
+    # across a cut of the numbers index (`,"` inside, a `,` at the end): read
+    '":"dotted key","',
+    'dotted key",',
+    '"id":5,',
+    '":5,"',
     '\\"hello',
     '"hello there"',
     "quasär",
@@ -379,7 +386,7 @@ def _index_built(store: ChdbEventStore, database: str) -> bool:
     [
         (15, PHRASES, {"value": "card_declined"}),
         (23, CASED_NUMBERS, {"value": ", then err-42", "matchCase": True}),
-        (24, NUMBERS, {"value": "with 200"}),
+        (27, NUMBERS, {"value": "with 200"}),
         (25, CASED_NUMBERS, {"value": "then err-421", "matchCase": True}),
         (26, DIGIT_RUNS, {"value": "345"}),
         (15, PHRASES, {"value": "card_dec[a-z]+ed", "isRegex": True}),
@@ -431,11 +438,12 @@ def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
 def test_a_start_does_not_wait_for_the_numbers_index_to_be_built_over_older_events(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The embedded engine's sessions wait for a mutation by default: DDL 0024 asks not
-    to, so a server upgraded over many events starts at once and indexes them after."""
+    """The embedded engine's sessions wait for a mutation by default: DDL 0027 asks not
+    to (as 0024 did), so a server upgraded over many events starts at once and indexes
+    them after."""
     database = f"phrases_{uuid.uuid4().hex[:8]}"
     store = _store(tmp_path_factory, database)
-    older = [(v, text) for v, text in ddl.ddl_files() if v < 24]
+    older = [(v, text) for v, text in ddl.ddl_files() if v < 27]
     monkeypatch.setattr(ddl, "ddl_files", lambda: older)
     store.start()
     store.command(
@@ -463,8 +471,10 @@ def test_a_start_does_not_wait_for_the_numbers_index_to_be_built_over_older_even
 # and the digit. Text of those characters, of what is spelled (`"` is `0a1`, `-` is
 # `0m1`), of a letter of each case, and of what is not spelled (`$`, `é`), so that every
 # short needle of them meets codes from inside somewhere if it can. Both numbers indexes
-# keep three digits after punctuation: needles of four characters end in three.
-_TRICKY = 'mZ-"019'
+# keep three digits after punctuation: needles of four characters end in three. A `,`
+# too: the numbers index cuts before each `,"` of raw (between the message and the key
+# after it; a `"` of the message is `\"` there), so needles meet its cuts.
+_TRICKY = 'mZ-",019'
 _TEXT = _TRICKY + " :$é"
 
 
@@ -508,4 +518,13 @@ def test_needles_an_index_answers_are_found_exactly_where_raw_holds_them(
     assert sum(1 for v, n in found.items() if n and v[-3:].isdigit()) > 5
     raw_bytes = sum(map(len, raws))
     assert {v: r for v, r in read.items() if r >= raw_bytes / 2} == {}, raw_bytes  # not raw
+    # Needles across the numbers indexes' cut before a key's `,"` (`,"` after their first
+    # character, or a `,` at their end), which neither answers: found where raw has them.
+    across = rng.sample([v for v in map("".join, values) if ',"' in v[1:] or v[-1] == ","], 40)
+    crossing = {v: count(store, {"value": v, "matchCase": match_case})[0] for v in across}
+    folded = [v if match_case else v.lower() for v in across]
+    assert crossing == {
+        v: sum(f in raw for raw in raws) for v, f in zip(across, folded, strict=True)
+    }
+    assert sum(1 for n in crossing.values() if n) > 10
     store.close()

@@ -19,20 +19,24 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   Ids and numbers fall apart at their digits, so the dictionary stays as small as
   WORDS' (60,496 tokens for 1M events of API logs, against 3.1M when digits stay).
 
-- NUMBERS (DDL 0024, which replaced 0016's two digits): quotes kept, and the digits
-  that follow a stretch kept with it, three at most: the text is cut into the matches
-  of ``[^0-9]*[^0-9a-z][0-9]{1,3}`` (a stretch that ends in a character that is not a
+- NUMBERS (DDL 0027, which replaced 0024's index, itself 0016's with three digits): quotes
+  kept, and the digits that follow a stretch kept with it, three at most: the text is
+  cut before each `,"` (where a JSON key starts), then into the matches of
+  ``[^0-9]*[^0-9a-z][0-9]{1,3}`` (a stretch that ends in a character that is not a
   letter, with the first one to three digits after it) or ``[^0-9]+`` (any other
   stretch), the rest of each number dropped, and 26 of the 33 printable characters
   that are not letters or digits spelled as capitals (``$<>\\^`~`` stay separators).
-  A needle of those characters that does not start with a digit and ends in at most
-  three digits after a character that is not a letter (``order 12``, ``ERR-42``,
-  ``"status":500``, ``"level":"error``) occurs in ``raw`` exactly where its spelling
-  occurs in this text, inside one token: answered from the dictionary. Numbers are cut
+  A needle of those characters that does not start with a digit, ends in at most
+  three digits after a character that is not a letter, holds `,"` only at its start
+  and does not end in `,` (``order 12``, ``ERR-42``, ``"status":500``,
+  ``"level":"error``) occurs in ``raw`` exactly where its spelling occurs in this
+  text, inside one token: answered from the dictionary. The cut before a key keeps a
+  field in few tokens (``,"status":503``), where they ran from the digit before and
+  were as many as the texts between (``"status":50`` in thousands). Numbers are cut
   to their first three digits (an HTTP status, a three-digit code), and a stretch
   ending in a letter (hex ids: ``af91``) keeps none, so the dictionary stays bounded:
-  183,213 tokens for 1M events of API logs (132,890 with two digits), where keeping
-  the digits after letters too held 438,863 with two.
+  83,428 tokens for 1M events of API logs (183,213 before the cut at keys, 132,890
+  with two digits), where keeping the digits after letters too held 438,863 with two.
 
 - CASED (DDL 0019): ``raw`` as written, letters in their case; digits and ``"``
   split it, and ten characters (`` ._-/:,=()``) are spelled as the digits, which the
@@ -43,9 +47,10 @@ Three text indexes over ``lower(raw)`` (ClickHouse folds ASCII letters only, as
   case-sensitively). Only the ten digits are free to spell with (the letters are the
   text's own), so the rest of the punctuation cuts its tokens.
 
-- CASED_NUMBERS (DDL 0025, which replaced 0023's two digits): NUMBERS' cut of ``raw``
-  (three digits) but as written (letters in their case), where no character is free to
-  spell with (letters are the text's, digits are kept).
+- CASED_NUMBERS (DDL 0027, which replaced 0025's index, itself 0023's with three
+  digits): NUMBERS' cut of ``raw`` (three digits, and before each `,"`) but as written
+  (letters in their case), where no character is free to spell with (letters are the
+  text's, digits are kept).
   So each of NUMBERS' 26 characters becomes three, ``0``, a lowercase letter and ``1``,
   and each kept digit two, ``9`` and the digit. A needle's spelling meets the text only
   where the needle meets ``raw``: a code's letter sits between its ``0`` and ``1``,
@@ -124,11 +129,15 @@ _CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 assert len(_NUMBERS_SPELLED) == len(_CAPITALS)
 # The digits both numbers indexes keep after a stretch.
 NUMBERS_DIGITS = 3
+# Where NUMBERS and CASED_NUMBERS also cut their text (DDL 0027): before each `,"`,
+# where a JSON key starts.
+_KEY_START = ',"'
 NUMBERS = (
-    "translate(arrayStringConcat(extractAll(lower(raw),"
-    f" '[^0-9]*[^0-9a-z][0-9]{{1,{NUMBERS_DIGITS}}}|[^0-9]+'), '\\x01'),"
+    f"translate(arrayStringConcat(extractAll(replaceAll(lower(raw), '{_KEY_START}',"
+    f" '\\x02{_KEY_START}'), '[^0-9]*[^0-9a-z][0-9]{{1,{NUMBERS_DIGITS}}}|[^0-9]+'), '\\x01'),"
     f" {_sql_string(_NUMBERS_SPELLED)}, {_sql_string(_CAPITALS)})"
 )
+_AT_KEY_STARTS = re.compile(f"(?={_KEY_START})")
 _SPELL_NUMBERS = str.maketrans(_NUMBERS_SPELLED, _CAPITALS)
 # What NUMBERS keeps inside a token, apart from digits.
 _NOT_IN_NUMBERS = re.compile(f"[^a-z{re.escape(_NUMBERS_SPELLED)}]+")
@@ -140,7 +149,8 @@ _STRETCH_AND_DIGITS = re.compile("([^0-9]+)([0-9]*)")
 # NUMBERS' characters as ``0``, a lowercase letter and ``1``.
 _CASED_NUMBERS_CLASS = "".join("\\" + c if c in "[]-" else c for c in _NUMBERS_SPELLED)
 CASED_NUMBERS = (
-    "translate(replaceRegexpAll(replaceRegexpAll(arrayStringConcat(extractAll(raw,"
+    "translate(replaceRegexpAll(replaceRegexpAll(arrayStringConcat(extractAll("
+    f"replaceAll(raw, '{_KEY_START}', '\\x02{_KEY_START}'),"
     f" '[^0-9]*[^0-9A-Za-z][0-9]{{1,{NUMBERS_DIGITS}}}|[^0-9]+'), '\\x01'),"
     " '([0-9])', '9\\\\1'),"
     f" {_sql_string('([' + _CASED_NUMBERS_CLASS + '])')}, '0\\\\11'),"
@@ -236,7 +246,9 @@ def needle_sql(needle: Needle, params: Params, dictionaries: Dictionaries | None
 def _numbers_exact(text: str, cased: bool = False) -> bool:
     """Whether NUMBERS answers ``text`` (ASCII lowercase) exactly, or CASED_NUMBERS
     ``text`` as written (``cased``): characters it keeps in a token, no digit but at
-    most the index's kept digits at the end, after a character not a letter."""
+    most the index's kept digits at the end, after a character not a letter; no `,"`
+    but at the start, and no `,` at the end (where ``raw`` may go on with `"`), since
+    both cut their tokens before each `,"`."""
     stretch = text.rstrip(_DIGITS)
     digits = len(text) - len(stretch)
     outside = _NOT_IN_CASED_NUMBERS if cased else _NOT_IN_NUMBERS
@@ -244,6 +256,8 @@ def _numbers_exact(text: str, cased: bool = False) -> bool:
         bool(stretch)
         and not outside.search(stretch)
         and (digits == 0 or (digits <= NUMBERS_DIGITS and stretch[-1] not in ascii_letters))
+        and _KEY_START not in text[1:]
+        and not text.endswith(_KEY_START[0])
     )
 
 
@@ -265,14 +279,17 @@ def _numbers_pieces(text: str) -> list[str]:
     """The pieces of ``text`` (ASCII lowercase) that lie inside one NUMBERS token
     wherever ``text`` occurs: each stretch between digits cut at what NUMBERS does not
     keep, the last piece before digits with the first three of them when it ends in a
-    character that is not a letter."""
+    character that is not a letter; each cut again before a `,"`, and the text's end
+    without a `,` there (``raw`` may go on with `"`, where the index cuts)."""
     pieces = []
     for stretch, digits in _STRETCH_AND_DIGITS.findall(text):
         *inner, last = _NOT_IN_NUMBERS.split(stretch)
         if digits and last and last[-1] not in ascii_lowercase:
             last += digits[:NUMBERS_DIGITS]
         pieces += [*inner, last]
-    return pieces
+    if pieces and not text[-1:].isdigit():
+        pieces[-1] = pieces[-1].removesuffix(_KEY_START[0])
+    return [cut for piece in pieces for cut in _AT_KEY_STARTS.split(piece)]
 
 
 def _narrowing(texts: list[str], params: Params, cased: Sequence[str] = ()) -> list[str]:

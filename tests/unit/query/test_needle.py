@@ -138,9 +138,9 @@ def test_the_indexes_expressions_are_those_their_ddl_states() -> None:
     # The engine uses an index only for the very expression it was declared on.
     assert f"raw_words {WORDS} TYPE" in ddl_text(11)
     assert f"raw_phrases {PHRASES} TYPE" in ddl_text(15)
-    assert f"raw_numbers_three {NUMBERS} TYPE" in ddl_text(24)
+    assert f"raw_numbers_keys {NUMBERS} TYPE" in ddl_text(27)
     assert f"raw_cased {CASED} TYPE" in ddl_text(19)
-    assert f"raw_cased_numbers_three {CASED_NUMBERS} TYPE" in ddl_text(25)
+    assert f"raw_cased_numbers_keys {CASED_NUMBERS} TYPE" in ddl_text(27)
     assert f"raw_digit_runs {DIGIT_RUNS} TYPE text(tokenizer = ngrams(3))" in ddl_text(26)
 
 
@@ -202,6 +202,32 @@ def test_a_number_is_narrowed_by_its_text_and_first_three_digits() -> None:
     assert sql.count(f"{NUMBERS} LIKE ") == 2
     assert "translate(lower(raw)" not in sql
     assert [params.values["p0"], params.values["p1"]] == ["%HorderB123%", "%ILBcode%"]
+
+
+@pytest.mark.parametrize(
+    ("value", "pieces"),
+    [
+        # A key's start inside a needle, or a `,` at its end, where raw may have `"`.
+        ('"level":"error","status":50', ["%AlevelAPAerrorA%", "%LAstatusAP50%"]),
+        ('"level":"error",', ["%AlevelAPAerrorA%"]),
+        ('x,"y",', ["%LAyA%"]),
+    ],
+)
+def test_a_needle_across_a_keys_start_is_narrowed_by_its_pieces_on_each_side(
+    value: str, pieces: list[str]
+) -> None:
+    params = Params()
+    sql = needle_sql(Needle(value=value), params)
+    assert "positionCaseInsensitive(raw, " in sql
+    assert [v for v in params.values.values() if str(v).startswith("%") and v[1] in "AL"] == pieces
+    for match_case in (False, True):  # the cased numbers index cuts there too
+        assert CASED_NUMBERS not in needle_sql(Needle(value=value, matchCase=match_case), Params())
+
+
+@pytest.mark.parametrize("value", [',"status":50', ',"a', '"status":5', ',"x",1'])
+def test_a_needle_starting_at_a_keys_start_is_answered_by_an_index_alone(value: str) -> None:
+    assert _sql(value) == f"{NUMBERS} LIKE {{p0:String}}"
+    assert needle_sql(Needle(value=value, matchCase=True), Params()).startswith(CASED_NUMBERS)
 
 
 @pytest.mark.parametrize(

@@ -56,14 +56,14 @@ _INSERT_SETTINGS = settings_clause({"async_insert": 0, **INSERT_SETTINGS})
 # (DDL 0011, 0015, 0019) as they are written, so a needle they answer over events written
 # a moment ago reads their parts through them rather than whole: the blocks are large and
 # written after the answer, and the indexes cost about 1.8, 2.5 and 1.6 µs an event
-# (README). The ngram index (6 µs), the numbers index (0016, now 0024: its extractAll
+# (README). The ngram index (6 µs), the numbers index (0016, now 0027: its extractAll
 # cost 2.9 times the phrases index's time in one INSERT, and 12,000-event blocks went
-# from 7,247 to 5,149 events/s with it) and the cased numbers index (0023, now 0025:
+# from 7,247 to 5,149 events/s with it) and the cased numbers index (0023, now 0027:
 # the same extractAll) are left to merges.
 _BLOCK_SETTINGS = (
     settings_clause({"async_insert": 0, **INSERT_SETTINGS, "materialize_skip_indexes_on_insert": 1})
     + ", exclude_materialize_skip_indexes_on_insert"
-    " = 'raw_ngrams,raw_numbers_three,raw_cased_numbers_three'"
+    " = 'raw_ngrams,raw_numbers_keys,raw_cased_numbers_keys'"
 )
 
 # ClickHouse reads a bound parameter's text in its escaped (TabSeparated) form,
