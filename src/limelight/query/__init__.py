@@ -71,8 +71,9 @@ one does not match, so a missing key matches neither.
   after punctuation or a space (``order 12``, ``ERR-42``, ``"level":"error``,
   ``"status":500``, ``"status":50``, ``with 503``), is looked up in inverted indexes
   of the events' text and costs about what a COUNT does, however many events hold it;
-  but not one that runs from one JSON field into the next key (``error","status``, or
-  a ``,`` at its end), which reads the events holding its pieces on each side. So
+  but not one of these that runs from one JSON field into the next key
+  (``error","status``, or ``"error",`` with a ``,`` at its end), which reads the events
+  holding its pieces on each side. So
   is a ``matchCase`` needle of two or more ASCII letters, spaces and ``._-/:,=()``
   (``Payment failed``, ``OrderService.process()``, ``user_id=``, ``GET /api/cart``),
   and, through a second cased index, one with quotes, more punctuation or one to
