@@ -438,12 +438,13 @@ def test_events_written_before_an_index_are_found_the_same_while_it_is_built(
 def test_a_start_does_not_wait_for_the_numbers_index_to_be_built_over_older_events(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The embedded engine's sessions wait for a mutation by default: DDL 0027 asks not
-    to (as 0024 did), so a server upgraded over many events starts at once and indexes
-    them after."""
+    """The embedded engine's sessions wait for a mutation by default: DDL 0024 to 0027
+    ask not to, so a server upgraded over many events starts at once and indexes them
+    after. From before 0025, 0027 drops the index 0025 is still building, which the
+    engine refused while it was (a start failed so): 0027 stops that build first."""
     database = f"phrases_{uuid.uuid4().hex[:8]}"
     store = _store(tmp_path_factory, database)
-    older = [(v, text) for v, text in ddl.ddl_files() if v < 27]
+    older = [(v, text) for v, text in ddl.ddl_files() if v < 25]
     monkeypatch.setattr(ddl, "ddl_files", lambda: older)
     store.start()
     store.command(

@@ -7,7 +7,13 @@
 -- needle with `,"` inside or a `,` at its end spans a cut, and is narrowed by its
 -- pieces and read from `raw` (query/needle.py). README, "Search", has the figures.
 -- Built over older parts in the background as 0024's were, and read until then with the
--- same answers; the indexes they replace are dropped first.
+-- same answers; the indexes they replace are dropped first. A server upgraded from before
+-- 0025 may still be building them (0024's and 0025's MATERIALIZE do not wait), and the
+-- engine refuses to drop an index a running mutation builds ("Cannot drop index ...
+-- affected by mutation"; a start over 2M events failed so): those builds, of indexes
+-- about to go, are stopped first.
+KILL MUTATION{on_cluster} WHERE database = '{db}' AND table = 'events{local}' AND (command LIKE '%MATERIALIZE INDEX raw_numbers_three%' OR command LIKE '%MATERIALIZE INDEX raw_cased_numbers_three%') SYNC
+;
 ALTER TABLE {db}.events{local}{on_cluster} DROP INDEX IF EXISTS raw_numbers_three SETTINGS mutations_sync = 0, alter_sync = 0
 ;
 ALTER TABLE {db}.events{local}{on_cluster} DROP INDEX IF EXISTS raw_cased_numbers_three SETTINGS mutations_sync = 0, alter_sync = 0
