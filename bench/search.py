@@ -105,6 +105,13 @@ QUESTIONS: list[tuple[str, dict[str, Any] | None]] = [
     ),
     ("regex, many tokens: e[a-z]+ (all)", {"value": "e[a-z]+", "isRegex": True}),
     ("regex with digits: order 4[0-9]+ (0.2%)", {"value": "order 4[0-9]+", "isRegex": True}),
+    ("regex with digits: code ERR-[0-9]+ (2%)", {"value": "code ERR-[0-9]+", "isRegex": True}),
+    (
+        'regex with digits: "status":5[0-9]{2} (10%)',
+        {"value": '"status":5[0-9]{2}', "isRegex": True},
+    ),
+    ("regex of digits: 50[0-9] (10%)", {"value": "50[0-9]", "isRegex": True}),
+    ("regex, plain text: card_declined (2%)", {"value": "card_declined", "isRegex": True}),
 ]
 
 

@@ -12,6 +12,7 @@ built."""
 from __future__ import annotations
 
 import random
+import re
 import time
 import uuid
 from itertools import product
@@ -231,15 +232,31 @@ REGEX_EXACT = [
 ]
 
 
+# A regex that is a few needles (query.regex_texts), each answered by an index: their
+# LIKEs joined by OR, three digits by one lookup of their grams.
+REGEX_NEEDLES = [
+    "ERR-[0-9]+",
+    "order 1[0-9]*",
+    r"\(order \d",
+    "with [24]0[04]",
+    "12[0-9]",
+    r"4\d{2}",
+    "card_declined",
+    r"c:\\\\temp\\\\x",
+    "a_b",
+]
+CASED_REGEX_NEEDLES = ["ERR-[0-9]+", "then err-4[0-9]", "Payment", r"\[retry\]"]
+
+
 def needles() -> list[dict[str, Any]]:
     plain = [{"value": v} for v in EXACT + READ]
     cased = [
         {"value": v, "matchCase": True} for v in CASED_EXACT + CASED_NUMBERS_EXACT + CASED_READ
     ]
-    regex = [{"value": v, "isRegex": True} for v in REGEXES]
+    regex = [{"value": v, "isRegex": True} for v in REGEXES + REGEX_NEEDLES]
     regex_cased = [
         {"value": v, "isRegex": True, "matchCase": True}
-        for v in [*REGEXES[:4], *CASED_REGEX_EXACT[2:]]
+        for v in [*REGEXES[:4], *CASED_REGEX_EXACT[2:], *CASED_REGEX_NEEDLES]
     ]
     return plain + cased + regex + regex_cased
 
@@ -340,6 +357,10 @@ def test_needles_find_what_reading_every_event_finds_before_and_after_the_parts_
     assert [v for v in CASED_EXACT if expected[repr({"value": v, "matchCase": True})] == 0] == [
         "PAYMENT failed",
     ]
+    regex_found = {v: expected[repr({"value": v, "isRegex": True})] for v in REGEX_NEEDLES}
+    # ERR-42's message; "order 12345", "order 1 2" and "reorder 12"; 123 and 12345.
+    assert (regex_found["ERR-[0-9]+"], regex_found["order 1[0-9]*"]) == (3, 6)
+    assert regex_found["with [24]0[04]"] == 6 and regex_found[r"c:\\\\temp\\\\x"] == 3
     found = {v: expected[repr({"value": v, "matchCase": True})] for v in CASED_NUMBERS_EXACT}
     # One message's three events hold "ERR-42" (twice), and "err-42" only inside "err-421".
     assert (found["ERR-42"], found["err-42"], found["ERR-4"], found['"A":1']) == (3, 3, 3, 0)
@@ -357,6 +378,8 @@ def test_needles_find_what_reading_every_event_finds_before_and_after_the_parts_
         repr(n): merged[repr(n)][1]
         for n in [{"value": v} for v in EXACT]
         + [{"value": v, "matchCase": True} for v in CASED_EXACT + CASED_NUMBERS_EXACT]
+        + [{"value": v, "isRegex": True} for v in REGEX_NEEDLES]
+        + [{"value": v, "isRegex": True, "matchCase": True} for v in CASED_REGEX_NEEDLES]
     }
     assert {n: r for n, r in exact.items() if r >= raw_bytes / 10} == {}, raw_bytes
     # A regex reads the dictionary as well (its whole, a tenth of the text here; 4.8 MB
@@ -479,6 +502,19 @@ _TRICKY = 'mZ-",019'
 _TEXT = _TRICKY + " :$é"
 
 
+def _random_texts(
+    tmp_path_factory: pytest.TempPathFactory, rng: random.Random
+) -> tuple[ChdbEventStore, list[ref.Record]]:
+    """A store of 600 events whose messages are short random texts of ``_TEXT``, merged."""
+    store = _store(tmp_path_factory, f"phrases_{uuid.uuid4().hex[:8]}")
+    store.start()
+    texts = ["".join(rng.choices(_TEXT, k=rng.randrange(1, 16))) for _ in range(600)]
+    batch = [{"message": text, "timestamp": NOW_MS - 1000 - i} for i, text in enumerate(texts)]
+    records = ref.store_events(store, TENANT, "ds", batch)
+    store.command(f"OPTIMIZE TABLE {store.table} FINAL")
+    return store, records
+
+
 @pytest.mark.parametrize(
     ("index", "match_case", "answered"),
     [
@@ -492,13 +528,8 @@ _TEXT = _TRICKY + " :$é"
 def test_needles_an_index_answers_are_found_exactly_where_raw_holds_them(
     tmp_path_factory: pytest.TempPathFactory, index: str, match_case: bool, answered: int
 ) -> None:
-    store = _store(tmp_path_factory, f"phrases_{uuid.uuid4().hex[:8]}")
-    store.start()
     rng = random.Random(23)
-    texts = ["".join(rng.choices(_TEXT, k=rng.randrange(1, 16))) for _ in range(600)]
-    batch = [{"message": text, "timestamp": NOW_MS - 1000 - i} for i, text in enumerate(texts)]
-    records = ref.store_events(store, TENANT, "ds", batch)
-    store.command(f"OPTIMIZE TABLE {store.table} FINAL")
+    store, records = _random_texts(tmp_path_factory, rng)
     raws = [r.raw if match_case else r.raw.lower() for r in records]
     # Every needle of two or three of those characters the index answers, and some of four.
     values = [*product(_TRICKY, repeat=2), *product(_TRICKY, repeat=3)]
@@ -528,4 +559,33 @@ def test_needles_an_index_answers_are_found_exactly_where_raw_holds_them(
         v: sum(f in raw for raw in raws) for v, f in zip(across, folded, strict=True)
     }
     assert sum(1 for n in crossing.values() if n) > 10
+    store.close()
+
+
+@pytest.mark.parametrize("match_case", [False, True], ids=["without case", "matchCase"])
+def test_regexes_asked_as_needles_are_found_exactly_where_raw_holds_a_match(
+    tmp_path_factory: pytest.TempPathFactory, match_case: bool
+) -> None:
+    """Needles of the characters above with digits made classes (``m-[0-9]+``,
+    ``",\\d9``): those the compiler asks as their needles find what RE2 finds in raw."""
+    rng = random.Random(31)
+    store, records = _random_texts(tmp_path_factory, rng)
+    classes = ["[0-9]", r"\d", "[01]", "[0-9]+", r"\d*"]
+    patterns = set()  # none of the characters is a metacharacter of RE2
+    for value in map("".join, product(_TRICKY, repeat=3)):
+        if any(c.isdigit() for c in value):
+            patterns.add("".join(rng.choice(classes) if c.isdigit() else c for c in value))
+    asked = [
+        p
+        for p in sorted(patterns)
+        if "match(raw, "
+        not in needle_sql(Needle(value=p, isRegex=True, matchCase=match_case), Params())
+    ]
+    assert len(asked) > 60
+    flags = 0 if match_case else re.IGNORECASE
+    found = {
+        p: count(store, {"value": p, "isRegex": True, "matchCase": match_case})[0] for p in asked
+    }
+    assert found == {p: sum(1 for r in records if re.search(p, r.raw, flags)) for p in asked}
+    assert sum(1 for n in found.values() if n) > len(asked) // 3
     store.close()

@@ -79,7 +79,14 @@ one does not match, so a missing key matches neither.
   and, through a second cased index, one with quotes, more punctuation or one to
   three digits at its end after punctuation (``code ERR-42``, ``"level":"Error``,
   ``HTTP 503``, ``[Retry]``), and a needle of three digits alone (``503``, found
-  anywhere in a number). So is a regex that can only match text without digits, ``"``
+  anywhere in a number). So is a regex that finds what one of at most 20 such needles
+  finds (or 1,000 of three digits): literal text and classes of characters (``[0-9]``,
+  ``\\d``, ``[45]``), each
+  repeated a fixed number of times but at its two ends (``ERR-[0-9]+`` is found where one
+  of ``ERR-0`` to ``ERR-9`` is, ``5\\d\\d`` where one of ``500`` to ``599`` is, and
+  ``card_declined`` is the needle), each of its needles looked up; without
+  ``matchCase``, one without ``k`` or ``s``, which RE2 also finds as the Kelvin sign
+  and the long s. So is a regex that can only match text without digits, ``"``
   or control characters, holds two characters of literal text or more in each
   alternative, has no ``^``, ``$`` or ``.``, names no class with a backslash (``\\d``, ``\\s``,
   ``\\b``) and sets no flag (``card_dec[a-z]+ed by``, ``timeout|declined``; with ``matchCase``,

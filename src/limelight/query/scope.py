@@ -393,6 +393,11 @@ class Scope:
             # the engine's defaults (4 characters, 50 tokens) it would read raw instead.
             " text_index_like_min_pattern_length = 2,"
             " text_index_like_max_postings_to_read = 100000,"
+            # A regex that is a few needles is their LIKEs joined by OR, each answered
+            # from a dictionary (0.3 MB read for three over 100,000 events). From four on,
+            # the engine would make them one multiSearchAny over the index's expression,
+            # computed from raw for every event (26 MB read).
+            " optimize_or_like_chain = 0,"
             # The statement's bytes are the bound (MAX_STATEMENT_BYTES): below them an IN
             # of 12,500 numbers went past the engine's 50,000 elements of a syntax tree
             # and the run failed. The most elements found under the byte bound, 90,309
