@@ -107,10 +107,10 @@ QUESTIONS: list[tuple[str, dict[str, Any] | None]] = [
     ("regex with digits: order 4[0-9]+ (0.2%)", {"value": "order 4[0-9]+", "isRegex": True}),
     ("regex with digits: code ERR-[0-9]+ (2%)", {"value": "code ERR-[0-9]+", "isRegex": True}),
     (
-        'regex with digits: "status":5[0-9]{2} (10%)',
+        'regex with digits: "status":5[0-9]{2} (30%)',
         {"value": '"status":5[0-9]{2}', "isRegex": True},
     ),
-    ("regex of digits: 50[0-9] (10%)", {"value": "50[0-9]", "isRegex": True}),
+    ("regex of digits: 50[0-9] (45%)", {"value": "50[0-9]", "isRegex": True}),
     ("regex, plain text: card_declined (2%)", {"value": "card_declined", "isRegex": True}),
 ]
 
