@@ -26,6 +26,8 @@ from string import punctuation
 MAX_TEXTS = 1000
 # The longest text read (a regex can repeat an atom a million times).
 MAX_TEXT = 256
+# The most repeats RE2 takes; past it the pattern is an error, which the run reports.
+_MAX_REPEAT = 1000
 _META = set("\\.^$*+?()[]{}|")
 _REPEAT = re.compile(r"\{([0-9]+)(?:(,)([0-9]*))?\}\??|([*+?])\??")
 _DIGITS = "0123456789"
@@ -91,8 +93,8 @@ def _atoms(pattern: str) -> list[_Atom] | None:
             i = repeat.end()
         elif pattern[i : i + 1] == "{":
             return None  # RE2 and Python read a brace that is no repeat differently
-        if most is not None and most < least:
-            return None
+        if (most is not None and most < least) or max(least, most or 0) > _MAX_REPEAT:
+            return None  # RE2 refuses it: the engine says so
         atoms.append(_Atom(chars, least, most))
     return atoms
 
@@ -125,8 +127,8 @@ def _class(inner: str) -> str | None:
         c = inner[i]
         if c == "\\":
             escaped = _escape(inner[i + 1 : i + 2])
-            if escaped is None:
-                return None
+            if escaped is None or (inner[i + 2 : i + 3] == "-" and i + 3 < len(inner)):
+                return None  # `[\\.-z]` is a range to RE2 (`.` to `z`): not read
             chars += escaped
             i += 2
             continue

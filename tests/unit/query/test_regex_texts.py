@@ -57,6 +57,10 @@ def test_a_regex_of_literal_text_and_small_classes_is_its_texts(
         "[a-z]{3}",  # 17,576 texts: too many
         "a{300}",
         "[é]",  # past ASCII case folds further
+        r"ab[\.-z]",  # a range from `.` to RE2, not `.`, `-` and `z`
+        r"ab[\~-a]",  # a range RE2 refuses
+        "abc{0,1001}",  # past RE2's 1,000 repeats, which it refuses
+        "ab{1001}?",
     ],
 )
 def test_a_regex_this_does_not_read_is_left_to_the_engine(pattern: str) -> None:
