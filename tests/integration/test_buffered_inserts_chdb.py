@@ -5,6 +5,8 @@ other tenant."""
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -365,3 +367,35 @@ def test_a_block_of_one_tenant_is_written_without_waiting(
     finally:
         buffer.close()
     assert len(stored(engine, A)) == 12_000 and len(stored(engine, B)) == 10
+
+
+def test_a_batch_the_log_cannot_take_fails_and_is_never_inserted(
+    engine: ChdbEventStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append is written by the sync that acknowledges it: when that write fails (a
+    full disk), its request fails, its rows never reach the engine (its client sends them
+    again), its bytes stop counting against the bounds, and the log takes the next ones."""
+    buffer = BufferedInserts(tmp_path, Engine(engine), BufferLimits(max_bytes=1 << 20))
+    buffer.start()
+    write = os.write
+    full = True
+
+    def failing(fd: int, data: bytes | memoryview) -> int:
+        if full and fd not in (0, 1, 2):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write(fd, data)
+
+    try:
+        buffer.append(record(A, rows("before", 3)))
+        monkeypatch.setattr(wal.os, "write", failing)
+        with pytest.raises(StoreError):
+            buffer.append(record(A, rows("lost", 4)))
+        full = False
+        buffer.append(record(A, rows("after", 2)))
+        monkeypatch.undo()
+        buffer.flush(A, 30)
+        assert buffer.pending_bytes == 0
+    finally:
+        buffer.close()
+    expected = [r.id for tag in ("after", "before") for r in rows(tag, 3 if tag == "before" else 2)]
+    assert stored(engine, A) == expected

@@ -3,8 +3,14 @@ corrupt tail cut off (it was never acknowledged), names in the order they were m
 
 from __future__ import annotations
 
+import errno
+import os
+import threading
 from pathlib import Path
 
+import pytest
+
+from limelight.errors import StoreError
 from limelight.store.events import wal
 from limelight.tenant import Tenant
 
@@ -53,3 +59,64 @@ def test_segments_list_oldest_first(tmp_path: Path) -> None:
         s.close()
         made.append(s.path)
     assert wal.segments(tmp_path) == sorted(made)
+
+
+def test_appends_are_written_by_one_sync_in_order_and_handed_over_once(tmp_path: Path) -> None:
+    """Appends from many threads wait in memory; each sync writes those waiting and hands
+    them to its caller's ``written`` before the file is synced, so each appender returns
+    once its record is in the file and was handed over, once."""
+    segment: wal.SegmentFile[int] = wal.new_segment(tmp_path)
+    handed: list[int] = []
+    lock = threading.Lock()
+    appended: list[int] = []
+
+    def append(n: int) -> None:
+        with lock:  # the log's lock: records whole and in order
+            end = segment.write(record(n).encode(), n)
+            appended.append(n)
+        segment.sync_to(end, handed.extend)
+        assert n in handed
+
+    threads = [threading.Thread(target=append, args=(n,)) for n in range(200)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    segment.close()
+    assert handed == appended and sorted(handed) == list(range(200))
+    assert wal.read_segment(segment.path) == [record(n) for n in appended]
+
+
+def test_appends_the_file_cannot_take_fail_and_are_not_handed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails (a full disk) leaves the file as it was; the appends it held
+    go to ``lost`` and their syncs fail; later appends are written where they began."""
+    segment: wal.SegmentFile[int] = wal.new_segment(tmp_path)
+    written: list[int] = []
+    lost: list[int] = []
+    first = segment.write(record(0).encode(), 0)
+    segment.sync_to(first, written.extend, lost.extend)
+    write = os.write
+    full = True
+
+    def failing(fd: int, data: bytes | memoryview) -> int:
+        if full:
+            write(fd, bytes(data)[:5])  # a part of it, then no space
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write(fd, data)
+
+    monkeypatch.setattr(wal.os, "write", failing)
+    second = segment.write(record(1).encode(), 1)
+    third = segment.write(record(2).encode(), 2)
+    with pytest.raises(StoreError):
+        segment.sync_to(second, written.extend, lost.extend)
+    with pytest.raises(StoreError):
+        segment.sync_to(third, written.extend, lost.extend)  # it went with the second
+    full = False
+    fourth = segment.write(record(3).encode(), 3)
+    segment.sync_to(fourth, written.extend, lost.extend)
+    monkeypatch.undo()
+    segment.close()
+    assert (written, lost) == ([0, 3], [1, 2])
+    assert wal.read_segment(segment.path) == [record(0), record(3)]

@@ -124,7 +124,7 @@ class _Segment:
     records: list[_Pending]
     since: float  # when its first record was appended (or the segment was found)
     recovered: bool  # found at start: its blocks may be in the engine already
-    file: SegmentFile | None = None
+    file: SegmentFile[_Appended] | None = None
     rows: int = 0
     size: int = 0
     by_tenant: dict[Tenant, tuple[int, int]] = field(default_factory=dict)  # rows, bytes
@@ -146,10 +146,16 @@ class _Segment:
         )
 
 
+# An append waiting to be written to its segment's file: counted among the segment's
+# records once it is there (``SegmentFile.sync_to``), so that no record the file lacks
+# is ever inserted from memory.
+_Appended = tuple[_Segment, Record, int]
+
+
 @dataclass(slots=True)
 class _TenantState:
     pending: dict[int, _Pending] = field(default_factory=dict)  # by seq, in seq order
-    pending_bytes: int = 0
+    pending_bytes: int = 0  # of those and of its appends not yet written
     last_seq: int = -1
 
 
@@ -174,7 +180,7 @@ class BufferedInserts:
         self._lag_set_at = float("-inf")  # when an append last set the lag gauge
         self._sealed: list[_Segment] = []
         self._active: _Segment | None = None
-        self._spare: SegmentFile | None = None
+        self._spare: SegmentFile[_Appended] | None = None
         self._seq = 0
         self._bytes = 0
         self._flush_wanted = False
@@ -193,7 +199,7 @@ class BufferedInserts:
             if not records:
                 remove_segment(path)
                 continue
-            pending = [self._track(r, len(r.body)) for r in records]
+            pending = [self._track(r, self._count(r.tenant, len(r.body))) for r in records]
             self._sealed.append(_Segment(path, pending, self._clock(), recovered=True))
         if self._sealed:
             count = sum(len(s.records) for s in self._sealed)
@@ -222,7 +228,7 @@ class BufferedInserts:
             self._pool.shutdown(wait=True)
         for segment in [self._active, *self._sealed]:
             if segment is not None and segment.file is not None:
-                segment.file.close()
+                segment.file.close(self._written, self._lost)
                 if not segment.records:
                     remove_segment(segment.path)
         if self._spare is not None:
@@ -247,17 +253,29 @@ class BufferedInserts:
             if active is None:
                 active = self._active = self._open_segment()
             assert active.file is not None
-            end = active.file.write(data)
-            first = not active.records
-            if first:
-                active.since = self._clock()
-            active.add(self._track(record, size))
-            if first:
-                self._count_segments()
-            if active.full:
-                self._changed.notify_all()
+            self._count(record.tenant, size)
+            end = active.file.write(data, (active, record, size))
             file = active.file
-        file.sync_to(end)
+        file.sync_to(end, self._written, self._lost)
+
+    def _written(self, appended: list[_Appended]) -> None:
+        """Appends now in their segment's file: its records from here on."""
+        with self._changed:
+            for segment, record, size in appended:
+                first = not segment.records
+                if first:
+                    segment.since = self._clock()
+                segment.add(self._track(record, size))
+                if first:
+                    self._count_segments()
+                if segment.full:
+                    self._changed.notify_all()
+
+    def _lost(self, appended: list[_Appended]) -> None:
+        """Appends their file could not take: their requests fail, nothing is inserted."""
+        with self._changed:
+            for _, record, size in appended:
+                self._count(record.tenant, -size)
 
     def flush(self, tenant: Tenant, timeout: float) -> None:
         """Return once every record of ``tenant`` appended before this call is in the engine."""
@@ -321,17 +339,26 @@ class BufferedInserts:
             metrics.INGEST_BUFFER_REFUSED.labels(reason).inc()
             raise Unavailable(f"{text}; try again later", retry_after=2)
 
+    def _count(self, tenant: Tenant, size: int) -> int:
+        """Count ``size`` bytes (less, when negative) among the tenant's and the buffer's
+        (called under the lock): appended bytes count against the bounds at once."""
+        state = self._tenants.get(tenant)
+        if state is None:
+            state = self._tenants[tenant] = _TenantState()
+        state.pending_bytes += size
+        self._bytes += size
+        if not state.pending and not state.pending_bytes:
+            del self._tenants[tenant]
+        metrics.INGEST_BUFFER_BYTES.set(self._bytes)
+        return size
+
     def _track(self, record: Record, size: int) -> _Pending:
+        """A record in the log, its bytes counted (``_count``), pending until inserted."""
         pending = _Pending(self._seq, record, size, self._clock())
         self._seq += 1
-        state = self._tenants.get(record.tenant)
-        if state is None:
-            state = self._tenants[record.tenant] = _TenantState()
+        state = self._tenants[record.tenant]
         state.pending[pending.seq] = pending
-        state.pending_bytes += size
         state.last_seq = pending.seq
-        self._bytes += size
-        metrics.INGEST_BUFFER_BYTES.set(self._bytes)
         return pending
 
     def _open_segment(self) -> _Segment:
@@ -424,7 +451,7 @@ class BufferedInserts:
     def _insert(self, segment: _Segment) -> None:
         """Every record of the segment into the engine, in blocks of one tenant."""
         if segment.file is not None:
-            segment.file.close()  # syncs what the last appends wrote
+            segment.file.close(self._written, self._lost)  # writes the last appends
             segment.file = None
         blocks = plan_blocks([p for p in segment.records if not p.done], self._tenants_bytes())
         assert self._pool is not None
@@ -524,7 +551,7 @@ class BufferedInserts:
                 del state.pending[pending.seq]
                 state.pending_bytes -= pending.size
                 self._bytes -= pending.size
-                if not state.pending:
+                if not state.pending and not state.pending_bytes:
                     del self._tenants[pending.record.tenant]
             metrics.INGEST_BUFFER_BYTES.set(self._bytes)
             self._changed.notify_all()

