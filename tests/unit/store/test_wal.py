@@ -120,3 +120,21 @@ def test_appends_the_file_cannot_take_fail_and_are_not_handed_over(
     segment.close()
     assert (written, lost) == ([0, 3], [1, 2])
     assert wal.read_segment(segment.path) == [record(0), record(3)]
+
+
+def test_a_segment_whose_last_append_failed_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failed append's own sync raises; closing the segment after it does not."""
+    segment: wal.SegmentFile[int] = wal.new_segment(tmp_path)
+    segment.sync_to(segment.write(record(0).encode(), 0))
+
+    def full(fd: int, data: bytes | memoryview) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(wal.os, "write", full)
+    with pytest.raises(StoreError, match="No space left"):
+        segment.sync_to(segment.write(record(1).encode(), 1))
+    monkeypatch.undo()
+    segment.close()
+    assert wal.read_segment(segment.path) == [record(0)]

@@ -17,6 +17,7 @@ across restarts, and in the order they were opened.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import struct
@@ -95,7 +96,8 @@ class SegmentFile(Generic[T]):
         self._synced = 0
         self._syncing = False
         self._waiting: list[tuple[bytes, T | None]] = []
-        self._lost: list[tuple[int, int]] = []  # appended bytes that could not be written
+        # Appended bytes that could not be written, and why.
+        self._lost: list[tuple[int, int, str]] = []
         self._changed = threading.Condition(threading.Lock())
 
     def write(self, data: bytes, item: T | None = None) -> int:
@@ -117,6 +119,15 @@ class SegmentFile(Generic[T]):
         handed to ``written`` before the sync, or to ``lost`` when they cannot be written
         (the file goes back to where they began: a part of a record would hide every
         record after it from the reader); then a ``StoreError`` for each of them."""
+        self._sync(end, written, lost)
+        with self._changed:
+            for first, last, error in self._lost:
+                if first < end <= last:
+                    raise StoreError(error)
+
+    def _sync(
+        self, end: int, written: Callable[[list[T]], None], lost: Callable[[list[T]], None]
+    ) -> None:
         with self._changed:
             while self._synced < end:
                 if self._syncing:
@@ -126,29 +137,30 @@ class SegmentFile(Generic[T]):
                 batch, self._waiting = self._waiting, []
                 first, target = self._taken, self.written
                 self._taken = target
-                failed: list[T] | None = None
+                items = [item for _, item in batch if item is not None]
+                refused: StoreError | None = None
                 self._changed.release()
                 try:
                     if batch:
-                        failed = [item for _, item in batch if item is not None]
-                        self._append(b"".join(data for data, _ in batch))
-                        failed = None
-                        written([item for _, item in batch if item is not None])
-                    os.fdatasync(self._fd)
+                        try:
+                            self._append(b"".join(data for data, _ in batch))
+                        except StoreError as exc:
+                            refused = exc  # theirs alone: each of them raises it
+                        else:
+                            written(items)
+                    if refused is None:
+                        os.fdatasync(self._fd)
                 except OSError as exc:
                     raise StoreError(f"cannot sync the write-ahead log {self.path}: {exc}") from exc
                 finally:
-                    if failed is not None:
-                        lost(failed)
+                    if refused is not None:
+                        lost(items)
                     self._changed.acquire()
                     self._syncing = False
-                    if failed is not None:
-                        self._lost.append((first, target))
-                        self._synced = max(self._synced, target)
+                    if refused is not None:
+                        self._lost.append((first, target, str(refused)))
                     self._changed.notify_all()
                 self._synced = max(self._synced, target)
-            if any(first < end <= last for first, last in self._lost):
-                raise StoreError(f"cannot append to the write-ahead log {self.path}")
 
     def _append(self, data: bytes) -> None:
         view = memoryview(data)
@@ -157,7 +169,10 @@ class SegmentFile(Generic[T]):
                 view = view[os.write(self._fd, view) :]
         except OSError as exc:
             # A full disk, say, that frees up later: later appends go where these began.
+            # Synced, so that a crash cannot bring back whole records of a failed write.
             os.ftruncate(self._fd, self._length)
+            with contextlib.suppress(OSError):
+                os.fdatasync(self._fd)
             raise StoreError(f"cannot append to the write-ahead log {self.path}: {exc}") from exc
         self._length += len(data)
 
@@ -167,8 +182,9 @@ class SegmentFile(Generic[T]):
         lost: Callable[[list[T]], None] = _nothing,
     ) -> None:
         """Write and sync what is appended, then close (a sealed segment is read from
-        memory)."""
-        self.sync_to(self.written, written, lost)
+        memory). Appends that cannot be written fail their own syncs, not this: the last
+        append of a segment failing so once kept the inserter from ever closing it."""
+        self._sync(self.written, written, lost)
         os.close(self._fd)
 
 
