@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -399,6 +400,49 @@ def test_a_batch_the_log_cannot_take_fails_and_is_never_inserted(
         buffer.flush(A, 30)
         assert buffer.pending_bytes == 0
     finally:
+        buffer.close()
+    expected = [r.id for tag in ("after", "before") for r in rows(tag, 3 if tag == "before" else 2)]
+    assert stored(engine, A) == expected
+
+
+def test_after_a_write_that_cannot_be_cut_off_appends_go_to_a_new_segment(
+    engine: ChdbEventStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed write whose part stays in the file (its cut failed too) ends that file:
+    the reader would stop at that part, so the next batches go to a new segment, and a
+    crash then reads back every acknowledged batch."""
+    held = Engine(engine)
+    held.gate.clear()  # nothing leaves the log meanwhile
+    log_dir = tmp_path / "wal"
+    buffer = BufferedInserts(log_dir, held, BufferLimits(max_bytes=1 << 20))
+    buffer.start()
+    write = os.write
+
+    def partly(fd: int, data: bytes | memoryview) -> int:
+        write(fd, bytes(data)[:5])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def no_cut(fd: int, length: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    try:
+        buffer.append(record(A, rows("before", 3)))
+        monkeypatch.setattr(wal.os, "write", partly)
+        monkeypatch.setattr(wal.os, "ftruncate", no_cut)
+        with pytest.raises(StoreError):
+            buffer.append(record(A, rows("lost", 4)))
+        monkeypatch.undo()
+        buffer.append(record(A, rows("after", 2)))
+        # What a crash now would leave: both acknowledged batches read back.
+        crashed = tmp_path / "crashed"
+        shutil.copytree(log_dir, crashed)
+        found = [r.rows for path in wal.segments(crashed) for r in wal.read_segment(path)]
+        assert found == [3, 2]
+        held.gate.set()
+        buffer.flush(A, 30)
+        assert buffer.pending_bytes == 0
+    finally:
+        held.gate.set()
         buffer.close()
     expected = [r.id for tag in ("after", "before") for r in rows(tag, 3 if tag == "before" else 2)]
     assert stored(engine, A) == expected

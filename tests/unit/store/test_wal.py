@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,57 @@ def test_a_segment_whose_last_append_failed_closes(
     monkeypatch.undo()
     segment.close()
     assert wal.read_segment(segment.path) == [record(0)]
+
+
+def _failing(errno_: int) -> Callable[..., int]:
+    def fail(*_: object) -> int:
+        raise OSError(errno_, os.strerror(errno_))
+
+    return fail
+
+
+def test_a_failed_write_that_cannot_be_cut_off_ends_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The part written stays when the cut fails, and the reader stops at it: an append
+    after it could never be read back, so the file takes none."""
+    segment: wal.SegmentFile[int] = wal.new_segment(tmp_path)
+    segment.sync_to(segment.write(record(0).encode(), 0))
+    write = os.write
+
+    def partly(fd: int, data: bytes | memoryview) -> int:
+        write(fd, bytes(data)[:5])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(wal.os, "write", partly)
+    monkeypatch.setattr(wal.os, "ftruncate", _failing(errno.EIO))
+    with pytest.raises(StoreError):
+        segment.sync_to(segment.write(record(1).encode(), 1))
+    monkeypatch.undo()
+    assert segment.broken
+    with pytest.raises(StoreError, match="no more appends"):
+        segment.sync_to(segment.write(record(2).encode(), 2))
+    segment.close()
+    assert wal.read_segment(segment.path) == [record(0)]
+
+
+def test_no_append_returns_before_a_sync_succeeds_after_a_refused_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two appends written together whose sync failed: the one that led it raised; the
+    other, whose turn comes after a refused write, must not return before a sync that
+    succeeds (a refused write once marked everything before it synced)."""
+    segment: wal.SegmentFile[int] = wal.new_segment(tmp_path)
+    led, follower = segment.write(record(0).encode(), 0), segment.write(record(1).encode(), 1)
+    monkeypatch.setattr(wal.os, "fdatasync", _failing(errno.EIO))
+    with pytest.raises(StoreError, match="cannot sync"):
+        segment.sync_to(led)  # writes both, then the sync fails
+    monkeypatch.setattr(wal.os, "write", _failing(errno.ENOSPC))
+    with pytest.raises(StoreError):
+        segment.sync_to(segment.write(record(2).encode(), 2))
+    with pytest.raises(StoreError, match="cannot sync"):
+        segment.sync_to(follower)
+    monkeypatch.undo()
+    segment.sync_to(follower)  # the device is back: synced now
+    segment.close()
+    assert wal.read_segment(segment.path) == [record(0), record(1)]

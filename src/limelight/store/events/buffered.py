@@ -250,6 +250,12 @@ class BufferedInserts:
         with self._changed:
             self._admit(record.tenant, size)
             active = self._active
+            if active is not None and active.file is not None and active.file.broken:
+                # Its records so far are inserted from memory; appends go to a new file.
+                self._sealed.append(active)
+                self._changed.notify_all()
+                active = self._active = None
+                self._count_segments()
             if active is None:
                 active = self._active = self._open_segment()
             assert active.file is not None

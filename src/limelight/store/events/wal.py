@@ -17,7 +17,6 @@ across restarts, and in the order they were opened.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import struct
@@ -96,6 +95,7 @@ class SegmentFile(Generic[T]):
         self._synced = 0
         self._syncing = False
         self._waiting: list[tuple[bytes, T | None]] = []
+        self.broken = False  # a failed write could not be cut off: append to another file
         # Appended bytes that could not be written, and why.
         self._lost: list[tuple[int, int, str]] = []
         self._changed = threading.Condition(threading.Lock())
@@ -148,8 +148,10 @@ class SegmentFile(Generic[T]):
                             refused = exc  # theirs alone: each of them raises it
                         else:
                             written(items)
-                    if refused is None:
-                        os.fdatasync(self._fd)
+                    # Even after a refused write: what the file held before it may not be
+                    # synced yet (a failed sync leaves it to the next), and no append
+                    # returns before it is.
+                    os.fdatasync(self._fd)
                 except OSError as exc:
                     raise StoreError(f"cannot sync the write-ahead log {self.path}: {exc}") from exc
                 finally:
@@ -163,16 +165,21 @@ class SegmentFile(Generic[T]):
                 self._synced = max(self._synced, target)
 
     def _append(self, data: bytes) -> None:
+        if self.broken:
+            raise StoreError(f"the write-ahead log {self.path} takes no more appends")
         view = memoryview(data)
         try:
             while view:
                 view = view[os.write(self._fd, view) :]
         except OSError as exc:
-            # A full disk, say, that frees up later: later appends go where these began.
-            # Synced, so that a crash cannot bring back whole records of a failed write.
-            os.ftruncate(self._fd, self._length)
-            with contextlib.suppress(OSError):
-                os.fdatasync(self._fd)
+            # A full disk, say, that frees up later: later appends go where these began
+            # (the sync that follows makes the cut durable, so that a crash cannot bring
+            # back whole records of a failed write). Where the cut fails, the part written
+            # stays, and the reader would stop at it: nothing more may be appended here.
+            try:
+                os.ftruncate(self._fd, self._length)
+            except OSError:
+                self.broken = True
             raise StoreError(f"cannot append to the write-ahead log {self.path}: {exc}") from exc
         self._length += len(data)
 
