@@ -17,6 +17,7 @@ across restarts, and in the order they were opened.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import struct
@@ -118,7 +119,8 @@ class SegmentFile(Generic[T]):
         """Return once the file is durable up to ``end``. The appends this writes are
         handed to ``written`` before the sync, or to ``lost`` when they cannot be written
         (the file goes back to where they began: a part of a record would hide every
-        record after it from the reader); then a ``StoreError`` for each of them."""
+        record after it from the reader); then a ``StoreError`` for each of them, as for
+        each append the sync of which fails (the file then takes no more)."""
         self._sync(end, written, lost)
         with self._changed:
             for first, last, error in self._lost:
@@ -138,31 +140,36 @@ class SegmentFile(Generic[T]):
                 first, target = self._taken, self.written
                 self._taken = target
                 items = [item for _, item in batch if item is not None]
-                refused: StoreError | None = None
+                failure: StoreError | None = None
+                refused = False
                 self._changed.release()
                 try:
                     if batch:
                         try:
                             self._append(b"".join(data for data, _ in batch))
                         except StoreError as exc:
-                            refused = exc  # theirs alone: each of them raises it
+                            failure, refused = exc, True  # theirs alone: each raises it
                         else:
                             written(items)
-                    # Even after a refused write: what the file held before it may not be
-                    # synced yet (a failed sync leaves it to the next), and no append
-                    # returns before it is.
-                    os.fdatasync(self._fd)
-                except OSError as exc:
-                    raise StoreError(f"cannot sync the write-ahead log {self.path}: {exc}") from exc
+                    # Even after a refused write: no append returns before all that came
+                    # before it is synced.
+                    try:
+                        os.fdatasync(self._fd)
+                    except OSError as exc:
+                        # Linux reports a failed writeback once, and the next sync then
+                        # succeeds without it: nothing unsynced may be acknowledged from
+                        # this file, and the next appends go to another.
+                        failure = StoreError(f"cannot sync the write-ahead log {self.path}: {exc}")
+                        self.broken = True
                 finally:
-                    if refused is not None:
+                    if refused:
                         lost(items)
                     self._changed.acquire()
                     self._syncing = False
-                    if refused is not None:
-                        self._lost.append((first, target, str(refused)))
+                    if failure is not None:
+                        self._lost.append((first, target, str(failure)))
+                    self._synced = max(self._synced, target)
                     self._changed.notify_all()
-                self._synced = max(self._synced, target)
 
     def _append(self, data: bytes) -> None:
         if self.broken:
@@ -180,8 +187,23 @@ class SegmentFile(Generic[T]):
                 os.ftruncate(self._fd, self._length)
             except OSError:
                 self.broken = True
+                self._end_at_length()
             raise StoreError(f"cannot append to the write-ahead log {self.path}: {exc}") from exc
         self._length += len(data)
+
+    def _end_at_length(self) -> None:
+        """Make the reader stop where the failed write began, as a cut would have: the
+        write may have left whole records of requests that failed. A zero frame header
+        over its first bytes is no record (best effort: the disk is failing)."""
+        with contextlib.suppress(OSError):
+            if os.fstat(self._fd).st_size < self._length + _FRAME.size:
+                return  # too little was written to hold a whole record
+            fd = os.open(self.path, os.O_WRONLY)  # this one writes where it is told
+            try:
+                os.pwrite(fd, bytes(_FRAME.size), self._length)
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
 
     def close(
         self,
@@ -189,8 +211,9 @@ class SegmentFile(Generic[T]):
         lost: Callable[[list[T]], None] = _nothing,
     ) -> None:
         """Write and sync what is appended, then close (a sealed segment is read from
-        memory). Appends that cannot be written fail their own syncs, not this: the last
-        append of a segment failing so once kept the inserter from ever closing it."""
+        memory). Appends that cannot be written or synced fail their own syncs, not this:
+        the last append of a segment failing so once kept the inserter from ever closing
+        it."""
         self._sync(self.written, written, lost)
         os.close(self._fd)
 
