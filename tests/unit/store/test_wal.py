@@ -196,3 +196,22 @@ def test_no_append_is_acknowledged_from_a_file_whose_sync_failed(
     with pytest.raises(StoreError, match="no more appends"):
         segment.sync_to(segment.write(record(2).encode(), 2))
     segment.close()
+
+
+def test_a_sync_that_breaks_off_acknowledges_none_of_its_appends(tmp_path: Path) -> None:
+    """Whatever stops a sync before its fdatasync (here its caller's own error), the
+    appends it covered fail rather than return unsynced; and a second close does
+    nothing (a descriptor's number may be another file's by then)."""
+    segment: wal.SegmentFile[int] = wal.new_segment(tmp_path)
+    led, follower = segment.write(record(0).encode(), 0), segment.write(record(1).encode(), 1)
+
+    def refuse(_: list[int]) -> None:
+        raise RuntimeError("the caller's own error")
+
+    with pytest.raises(RuntimeError):
+        segment.sync_to(led, refuse)
+    with pytest.raises(StoreError):
+        segment.sync_to(follower)
+    assert segment.broken
+    segment.close()
+    segment.close()

@@ -141,15 +141,16 @@ class SegmentFile(Generic[T]):
                 self._taken = target
                 items = [item for _, item in batch if item is not None]
                 failure: StoreError | None = None
-                refused = False
+                handed = synced = False
                 self._changed.release()
                 try:
                     if batch:
                         try:
                             self._append(b"".join(data for data, _ in batch))
                         except StoreError as exc:
-                            failure, refused = exc, True  # theirs alone: each raises it
+                            failure = exc  # theirs alone: each raises it
                         else:
+                            handed = True
                             written(items)
                     # Even after a refused write: no append returns before all that came
                     # before it is synced.
@@ -161,9 +162,16 @@ class SegmentFile(Generic[T]):
                         # this file, and the next appends go to another.
                         failure = StoreError(f"cannot sync the write-ahead log {self.path}: {exc}")
                         self.broken = True
+                    else:
+                        synced = failure is None
                 finally:
-                    if refused:
+                    if batch and not handed:
                         lost(items)
+                    if not synced and failure is None:
+                        # Not the disk's failure (memory, say): the appends it covered fail
+                        # too, and the file, whose state is unknown, takes no more.
+                        failure = StoreError(f"cannot write the write-ahead log {self.path}")
+                        self.broken = True
                     self._changed.acquire()
                     self._syncing = False
                     if failure is not None:
@@ -215,7 +223,12 @@ class SegmentFile(Generic[T]):
         the last append of a segment failing so once kept the inserter from ever closing
         it."""
         self._sync(self.written, written, lost)
-        os.close(self._fd)
+        # Once only: the descriptor is freed even when close(2) fails, and its number
+        # may be another file's by the next call.
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def new_segment(directory: Path) -> SegmentFile[Any]:
