@@ -259,9 +259,9 @@ def _answered(index: str, value: str, match_case: bool, params: Params) -> str:
 
 
 def _regex_sql(needle: Needle, params: Params, dictionaries: Dictionaries | None) -> str:
-    texts = _regex_as_needles(needle)
-    if texts is not None:
-        return _any_needle(texts, needle.matchCase, params)
+    answered = _regex_as_needles(needle)
+    if answered is not None:
+        return _any_needle(answered, needle.matchCase, params)
     runs = regex_literals(needle.value)
     regex = needle.value if needle.matchCase else "(?i)" + needle.value
     index = _CASED_INDEX if needle.matchCase else _PHRASES_INDEX
@@ -281,10 +281,11 @@ def _regex_sql(needle: Needle, params: Params, dictionaries: Dictionaries | None
 MAX_REGEX_SCANS = 20
 
 
-def _regex_as_needles(needle: Needle) -> list[str] | None:
-    """The needles a regex finds exactly what one of finds (``query.regex_texts``), when
-    an index answers each of them; without ``matchCase``, ASCII text without ``k`` or
-    ``s``, which RE2 also finds as the Kelvin sign and the long s, and needles not."""
+def _regex_as_needles(needle: Needle) -> list[tuple[str, str]] | None:
+    """The needles a regex finds exactly what one of finds (``query.regex_texts``), each
+    with the index that answers it, when one answers each; without ``matchCase``, ASCII
+    text without ``k`` or ``s``, which RE2 also finds as the Kelvin sign and the long s,
+    and needles not."""
     texts = regex_texts(needle.value)
     if texts is None:
         return None
@@ -292,22 +293,25 @@ def _regex_as_needles(needle: Needle) -> list[str] | None:
         if any(_FOLDS_BEYOND_ASCII.search(t.translate(_ASCII_LOWER)) for t in texts):
             return None
         texts = list(dict.fromkeys(t.translate(_ASCII_LOWER) for t in texts))
-    indexes = [_answering_index(t, needle.matchCase) for t in texts]
-    if not all(indexes) or sum(1 for i in indexes if i != "grams") > MAX_REGEX_SCANS:
+    answered = []
+    for text in texts:
+        index = _answering_index(text, needle.matchCase)
+        if index is None:
+            return None
+        answered.append((text, index))
+    if sum(1 for _, index in answered if index != "grams") > MAX_REGEX_SCANS:
         return None
-    return texts
+    return answered
 
 
-def _any_needle(texts: list[str], match_case: bool, params: Params) -> str:
-    """Events holding one of ``texts``, each answered by its index: three digits in one
+def _any_needle(answered: list[tuple[str, str]], match_case: bool, params: Params) -> str:
+    """Events holding one of the needles, each answered by its index: three digits in one
     lookup of their grams, the others each a scan of a dictionary, joined by OR (the
     run's settings keep the engine from making one ``multiSearchAny`` of them, which it
     tests on every event)."""
-    grams = [t for t in texts if _answering_index(t, match_case) == "grams"]
+    grams = [text for text, index in answered if index == "grams"]
     conditions = [
-        _answered(index, t, match_case, params)
-        for t in texts
-        if (index := _answering_index(t, match_case)) not in (None, "grams")
+        _answered(index, text, match_case, params) for text, index in answered if index != "grams"
     ]
     if grams:
         conditions.append(

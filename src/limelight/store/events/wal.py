@@ -96,7 +96,8 @@ class SegmentFile(Generic[T]):
         self._synced = 0
         self._syncing = False
         self._waiting: list[tuple[bytes, T | None]] = []
-        self.broken = False  # a failed write could not be cut off: append to another file
+        # A failed write could not be cut off, or a sync failed: append to another file.
+        self.broken = False
         # Appended bytes that could not be written, and why.
         self._lost: list[tuple[int, int, str]] = []
         self._changed = threading.Condition(threading.Lock())
