@@ -7,7 +7,10 @@ import os
 import re
 from pathlib import Path
 
-from limelight.store.events.ddl import DdlTarget, ddl_files
+import pytest
+
+from limelight.store.events import ddl
+from limelight.store.events.ddl import DdlTarget, FreshSchema, apply_ddl, ddl_files
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -70,3 +73,86 @@ def test_a_column_the_reads_select_is_added_to_the_distributed_table_too() -> No
     ]
     assert added[0].split("\n")[-6:] == added[1].split("\n")[-6:]
     assert len(cluster) == len(single) + 1
+
+
+FRESH = FreshSchema("26.9.2.1", 27, ("CREATE TABLE IF NOT EXISTS {db}.events (x UInt8)",))
+
+
+class FakeEngine:
+    """Answers the questions apply_ddl asks, and keeps every statement it is sent."""
+
+    def __init__(
+        self, version: str = "26.9.2.1", tables: int = 0, applied: int = 0, begun: int = 0
+    ) -> None:
+        self.answers = {
+            "SELECT max(version)": f"{applied}\n",
+            "SELECT count() FROM db_one.schema_versions WHERE version = 0": f"{begun}\n",
+            "SELECT version()": f'"{version}"\n',
+            "SELECT count() FROM system.tables": f"{tables}\n",
+        }
+        self.sent: list[str] = []
+
+    def __call__(self, sql: str) -> str:
+        self.sent.append(sql)
+        return next((a for q, a in self.answers.items() if sql.startswith(q)), "")
+
+    def changes(self) -> list[str]:
+        return [s for s in self.sent if not s.startswith(("CREATE DATABASE", "SELECT"))]
+
+
+def _apply(engine: FakeEngine, files: list[tuple[int, str]], target: DdlTarget) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ddl, "ddl_files", lambda: files)
+        apply_ddl(target, engine, FRESH)
+
+
+def _adding(versions: list[int]) -> list[tuple[int, str]]:
+    return [(v, f"ALTER TABLE {{db}}.events ADD COLUMN c{v} UInt8") for v in versions]
+
+
+def test_an_empty_database_of_the_engine_that_wrote_the_fresh_schema_is_given_it() -> None:
+    engine = FakeEngine()
+    _apply(engine, _adding([1, 2, 27, 28]), DdlTarget("db_one"))
+    assert engine.changes()[1:] == [
+        "INSERT INTO db_one.schema_versions (version) VALUES (0)",  # begun
+        "CREATE TABLE IF NOT EXISTS db_one.events (x UInt8)",
+        "INSERT INTO db_one.schema_versions (version) VALUES (1), (2), (27)",
+        "ALTER TABLE db_one.events ADD COLUMN c28 UInt8",  # a file newer than the schema
+        "INSERT INTO db_one.schema_versions (version) VALUES (28)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("engine", "versions", "replayed"),
+    [
+        (FakeEngine(version="26.8.1.1"), [1, 27], [1, 27]),
+        (FakeEngine(tables=1), [1, 27], [1, 27]),
+        (FakeEngine(applied=1), [1, 27], [27]),
+        (FakeEngine(), [1, 2], [1, 2]),
+    ],
+    ids=["another engine", "a table there", "a file applied", "older files"],
+)
+def test_the_files_are_replayed_where_the_fresh_schema_does_not_fit(
+    engine: FakeEngine, versions: list[int], replayed: list[int]
+) -> None:
+    _apply(engine, _adding(versions), DdlTarget("db_one"))
+    assert [s for s in engine.changes() if s.startswith(("CREATE", "ALTER"))][1:] == [
+        f"ALTER TABLE db_one.events ADD COLUMN c{v} UInt8" for v in replayed
+    ]
+
+
+def test_a_database_stopped_while_given_the_fresh_schema_is_given_the_rest() -> None:
+    engine = FakeEngine(version="26.8.1.1", tables=1, begun=1)  # even by another engine
+    _apply(engine, _adding([1, 27]), DdlTarget("db_one"))
+    assert engine.changes()[-2:] == [
+        "CREATE TABLE IF NOT EXISTS db_one.events (x UInt8)",
+        "INSERT INTO db_one.schema_versions (version) VALUES (1), (27)",
+    ]
+
+
+def test_a_cluster_replays_the_files() -> None:
+    engine = FakeEngine()
+    files = [(1, "ALTER TABLE {db}.events{local}{on_cluster} ADD COLUMN c1 UInt8"), (27, "")]
+    _apply(engine, files, DdlTarget("db_one", "prod"))
+    assert not any("x UInt8" in s for s in engine.sent)
+    assert "ALTER TABLE db_one.events_local ON CLUSTER prod ADD COLUMN c1 UInt8" in engine.sent

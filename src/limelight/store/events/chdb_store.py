@@ -43,7 +43,7 @@ from limelight.store.events.base import (
     settings_clause,
 )
 from limelight.store.events.buffered import DEFAULT_LIMITS, BufferedInserts, BufferLimits
-from limelight.store.events.ddl import DdlTarget, apply_ddl
+from limelight.store.events.ddl import DdlTarget, FreshSchema, apply_ddl, string_literal
 from limelight.store.events.wal import Record
 from limelight.tenant import Tenant
 from limelight.times import DAY_MS
@@ -241,18 +241,22 @@ class ChdbEventStore(TablesOf):
         still in the write-ahead log are written first."""
         if self._buffer is not None:
             self._buffer.flush_all(self._flush_timeout)
-        self.command(f"BACKUP DATABASE {self._database} TO File({_literal(str(target))})")
+        self.command(f"BACKUP DATABASE {self._database} TO File({string_literal(str(target))})")
 
     def restore(self, source: Path) -> None:
         """Start on an empty data directory from a backup made by ``backup``, then apply
         the DDL newer than the backup's."""
         self._open()
-        self.command(f"RESTORE DATABASE {self._database} FROM File({_literal(str(source))})")
+        self.command(f"RESTORE DATABASE {self._database} FROM File({string_literal(str(source))})")
         self.migrate()
 
     def migrate(self) -> None:
         """Apply the DDL files newer than the recorded version."""
-        apply_ddl(DdlTarget(self._database), lambda sql: self._run(self._reads, sql, "CSV", _text))
+        apply_ddl(
+            DdlTarget(self._database),
+            lambda sql: self._run(self._reads, sql, "CSV", _text),
+            FreshSchema.load(),
+        )
 
     def close(self) -> None:
         if self._buffer is not None:
@@ -391,11 +395,6 @@ def directory_bytes(root: Path) -> int:
                 linked.add((status.st_dev, status.st_ino))
             total += status.st_size
     return total
-
-
-def _literal(text: str) -> str:
-    """A ClickHouse string literal (BACKUP and RESTORE take no bound parameters)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _text(output: bytes) -> str:
