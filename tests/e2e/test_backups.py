@@ -17,14 +17,15 @@ from limelight.store.meta.db import MetaDB
 from limelight.tenant import Tenant
 from tests import web
 from tests.alert_support import webhook_receiver
-from tests.support import CLI, LiveServer, launch
+from tests.support import CLI, LiveServer, launch, run_cli
 
 
 def limelight(
     data_dir: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **(env or {}), "LIMELIGHT_DATA_DIR": str(data_dir)}
-    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, check=False)
+    """The command in a process of its own, forked from one that imported the app (each
+    of backup and restore holds the engine)."""
+    return run_cli(list(args), {**os.environ, **(env or {}), "LIMELIGHT_DATA_DIR": str(data_dir)})
 
 
 def queries(server: LiveServer, admin_key: str) -> list[Any]:
