@@ -87,13 +87,15 @@ class FakeEngine:
         self.answers = {
             "SELECT max(version)": f"{applied}\n",
             "SELECT count() FROM db_one.schema_versions WHERE version = 0": f"{begun}\n",
-            "SELECT version()": f'"{version}"\n',
+            "SELECT version() = '26.9.2.1'": f"{int(version == '26.9.2.1')}\n",
             "SELECT count() FROM system.tables": f"{tables}\n",
         }
         self.sent: list[str] = []
 
     def __call__(self, sql: str) -> str:
         self.sent.append(sql)
+        if sql.startswith("DROP DATABASE"):
+            self.answers = {**self.answers, **FakeEngine().answers}
         return next((a for q, a in self.answers.items() if sql.startswith(q)), "")
 
     def changes(self) -> list[str]:
@@ -141,10 +143,14 @@ def test_the_files_are_replayed_where_the_fresh_schema_does_not_fit(
     ]
 
 
-def test_a_database_stopped_while_given_the_fresh_schema_is_given_the_rest() -> None:
-    engine = FakeEngine(version="26.8.1.1", tables=1, begun=1)  # even by another engine
+def test_a_database_stopped_while_given_the_fresh_schema_is_made_again() -> None:
+    engine = FakeEngine(tables=1, begun=1)
     _apply(engine, _adding([1, 27]), DdlTarget("db_one"))
-    assert engine.changes()[-2:] == [
+    assert engine.changes() == [
+        engine.changes()[0],  # the versions table
+        "DROP DATABASE db_one SYNC",
+        engine.changes()[0],
+        "INSERT INTO db_one.schema_versions (version) VALUES (0)",
         "CREATE TABLE IF NOT EXISTS db_one.events (x UInt8)",
         "INSERT INTO db_one.schema_versions (version) VALUES (1), (27)",
     ]

@@ -33,8 +33,8 @@ from importlib import resources
 
 VERSIONS_TABLE = "schema_versions"
 FRESH_SCHEMA_FILE = "fresh_schema.json"
-# What stands for the database in the fresh schema's statements.
-DATABASE = "{db}"
+# What stands for the database in the files and the fresh schema's statements.
+DB_PLACEHOLDER = "{db}"
 # The version recorded before the fresh schema's statements run: a database holding it
 # and no file's version was stopped while it was given the schema.
 BEGUN = 0
@@ -62,7 +62,7 @@ class DdlTarget:
         """The statements of one file for this target."""
         on = self.cluster is not None
         values = {
-            "{db}": self.database,
+            DB_PLACEHOLDER: self.database,
             "{local}": "_local" if on else "",
             "{on_cluster}": f" ON CLUSTER {self.cluster}" if on else "",
             "{replicated}": "Replicated" if on else "",
@@ -97,7 +97,10 @@ class DdlTarget:
             f"CREATE DATABASE IF NOT EXISTS {self.database}{on}",
             f"CREATE TABLE IF NOT EXISTS {self.database}.{VERSIONS_TABLE}{on} "
             f"(version UInt32, applied_at DateTime DEFAULT now()) ENGINE = {engine} "
-            "ORDER BY version",
+            # Synced as the events are (DDL 0002): a version whose tables outlived a crash
+            # while its row did not would have the files replayed over them, and the fresh
+            # schema's mark (BEGUN) must be on disk before the tables it stands for.
+            "ORDER BY version SETTINGS fsync_after_insert = 1, fsync_part_directory = 1",
         ]
 
 
@@ -126,28 +129,36 @@ class FreshSchema:
     def load(cls) -> FreshSchema:
         text = (resources.files("limelight.store.events") / FRESH_SCHEMA_FILE).read_text()
         data = json.loads(text)
-        return cls(data["engine"], int(data["version"]), tuple(data["statements"]))
+        statements = tuple(data["statements"])
+        for statement in statements:
+            # Each makes its object unless there (a start may find another at it first).
+            if not statement.startswith(
+                ("CREATE TABLE IF NOT EXISTS ", "CREATE MATERIALIZED VIEW IF NOT EXISTS ")
+            ):
+                raise ValueError(
+                    f"{FRESH_SCHEMA_FILE}: not a CREATE ... IF NOT EXISTS: {statement[:60]}"
+                )
+        return cls(data["engine"], int(data["version"]), statements)
 
     def fits(self, target: DdlTarget, run: Callable[[str], str], versions: list[int]) -> bool:
-        """Whether to give the database this schema (its versions table holds no file's
-        version): where the files reach its version (a shorter list builds a database at
-        an older version) on one server, and either this engine's database holds no table
-        yet, or a start that gave it this schema stopped before the end (``BEGUN``: the
-        files cannot be replayed over a part of it, 0005's view of four columns over the
-        paths table of 0007 with five)."""
+        """Whether an empty database (no file's version recorded) is given this schema:
+        on one server, where the files reach its version (a shorter list builds a
+        database at an older version), on the engine that wrote it, into a database
+        holding no table yet."""
         if target.cluster is not None or self.version not in versions:
             return False
-        db = target.database
-        begun = f"SELECT count() FROM {db}.{VERSIONS_TABLE} WHERE version = {BEGUN}"
-        if int(run(begun).strip() or 0) > 0:
-            return True
-        if run("SELECT version()").strip().strip('"') != self.engine:
+        if _count(run, f"SELECT version() = {string_literal(self.engine)}") != 1:
             return False
         tables = (
-            f"SELECT count() FROM system.tables WHERE database = {string_literal(db)}"
+            f"SELECT count() FROM system.tables WHERE database = {string_literal(target.database)}"
             f" AND name != {string_literal(VERSIONS_TABLE)}"
         )
-        return int(run(tables).strip() or 1) == 0
+        return _count(run, tables) == 0
+
+
+def _count(run: Callable[[str], str], sql: str) -> int:
+    """The one number a statement answers (-1 for none: never taken as 0 or 1)."""
+    return int(run(sql).strip() or -1)
 
 
 def string_literal(text: str) -> str:
@@ -164,13 +175,24 @@ def apply_ddl(
     for statement in target.preamble():
         run(statement)
     db = target.database
-    current = run(f"SELECT max(version) FROM {db}.{VERSIONS_TABLE}").strip()
-    applied = int(current or 0)
+    applied = max(_count(run, f"SELECT max(version) FROM {db}.{VERSIONS_TABLE}"), 0)
     files = ddl_files()
+    begun = f"SELECT count() FROM {db}.{VERSIONS_TABLE} WHERE version = {BEGUN}"
+    if fresh is not None and applied == 0 and _count(run, begun) > 0:
+        # BEGUN alone: a start that was giving it the fresh schema stopped before the end.
+        # It holds no event (the write-ahead log is replayed after the DDL), and the files
+        # cannot be replayed over a part of the schema (0005's view of four columns over
+        # 0007's paths table of five), nor can another release's schema finish it: made
+        # again from nothing.
+        run(f"DROP DATABASE {db} SYNC")
+        for statement in target.preamble():
+            run(statement)
     if applied == 0 and fresh is not None and fresh.fits(target, run, [v for v, _ in files]):
+        # Recorded (and synced) before any table is made: a start that finds tables and
+        # no file's version knows how they came.
         run(f"INSERT INTO {db}.{VERSIONS_TABLE} (version) VALUES ({BEGUN})")
-        for statement in fresh.statements:  # each IF NOT EXISTS: a begun schema is finished
-            run(statement.replace(DATABASE, db))
+        for statement in fresh.statements:
+            run(statement.replace(DB_PLACEHOLDER, db))
         made = ", ".join(f"({v:d})" for v, _ in files if v <= fresh.version)
         run(f"INSERT INTO {db}.{VERSIONS_TABLE} (version) VALUES {made}")
         applied = fresh.version

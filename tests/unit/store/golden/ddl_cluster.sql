@@ -1,6 +1,6 @@
 CREATE DATABASE IF NOT EXISTS limelight ON CLUSTER prod;
 
-CREATE TABLE IF NOT EXISTS limelight.schema_versions ON CLUSTER prod (version UInt32, applied_at DateTime DEFAULT now()) ENGINE = ReplicatedMergeTree('/clickhouse/limelight/limelight/schema_versions', '{replica}') ORDER BY version;
+CREATE TABLE IF NOT EXISTS limelight.schema_versions ON CLUSTER prod (version UInt32, applied_at DateTime DEFAULT now()) ENGINE = ReplicatedMergeTree('/clickhouse/limelight/limelight/schema_versions', '{replica}') ORDER BY version SETTINGS fsync_after_insert = 1, fsync_part_directory = 1;
 
 -- 0001
 -- Every event of every tenant lives in one table. Typed columns carry what every
