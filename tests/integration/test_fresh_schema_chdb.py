@@ -29,6 +29,7 @@ from limelight.store.events.ddl import (
     VERSIONS_TABLE,
     FreshSchema,
 )
+from limelight.tenant import Tenant
 from tests import query_reference as ref
 
 FILE = Path(ddl.__file__).parent / FRESH_SCHEMA_FILE
@@ -161,3 +162,20 @@ def test_a_start_stopped_inside_the_fresh_schema_is_made_again_to_the_same_end(
         assert _versions(partial, cut) == _versions(store, database)
     finally:
         partial.close()
+
+
+def test_a_database_holding_events_is_never_made_again(replayed: Any) -> None:
+    """The mark alone, with events (its versions' rows lost, say): the start refuses,
+    and the events stay."""
+    store, _ = replayed
+    held = f"held_{uuid.uuid4().hex[:8]}"
+    events = ChdbEventStore(store.path, database=held)
+    events.start()
+    ref.store_events(events, Tenant("ws", "env"), "ds", [{"message": "kept"}])
+    events.command(f"DELETE FROM {held}.{VERSIONS_TABLE} WHERE version != {BEGUN}")
+    events.close()
+    with pytest.raises(StoreError, match="holds events but records no DDL version"):
+        events.start()
+    events.close()
+    [left] = store.query(f"SELECT count() AS n FROM {held}.events", {}).rows
+    assert int(left["n"]) == 1

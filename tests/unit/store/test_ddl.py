@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from limelight.errors import StoreError
 from limelight.store.events import ddl
 from limelight.store.events.ddl import DdlTarget, FreshSchema, apply_ddl, ddl_files
 
@@ -89,6 +90,7 @@ class FakeEngine:
             "SELECT count() FROM db_one.schema_versions WHERE version = 0": f"{begun}\n",
             "SELECT version() = '26.9.2.1'": f"{int(version == '26.9.2.1')}\n",
             "SELECT count() FROM system.tables": f"{tables}\n",
+            "SELECT sum(total_rows)": "0\n",
         }
         self.sent: list[str] = []
 
@@ -154,6 +156,21 @@ def test_a_database_stopped_while_given_the_fresh_schema_is_made_again() -> None
         "CREATE TABLE IF NOT EXISTS db_one.events (x UInt8)",
         "INSERT INTO db_one.schema_versions (version) VALUES (1), (27)",
     ]
+
+
+def test_a_fresh_schema_whose_statement_would_fail_on_a_table_made_already_is_refused() -> None:
+    good = '{"engine": "1", "version": 2, "statements": ["CREATE TABLE IF NOT EXISTS {db}.t"]}'
+    assert FreshSchema.parse(good).statements == ("CREATE TABLE IF NOT EXISTS {db}.t",)
+    with pytest.raises(ValueError, match="not a CREATE ... IF NOT EXISTS"):
+        FreshSchema.parse(good.replace("IF NOT EXISTS ", ""))
+
+
+def test_a_database_holding_rows_with_the_mark_alone_is_refused_not_dropped() -> None:
+    engine = FakeEngine(tables=1, begun=1)
+    engine.answers["SELECT sum(total_rows)"] = "3\n"
+    with pytest.raises(StoreError, match="holds events but records no DDL version"):
+        _apply(engine, _adding([1, 27]), DdlTarget("db_one"))
+    assert not any(s.startswith("DROP") for s in engine.sent)
 
 
 def test_a_cluster_replays_the_files() -> None:

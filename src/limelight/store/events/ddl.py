@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
+from limelight.errors import StoreError
+
 VERSIONS_TABLE = "schema_versions"
 FRESH_SCHEMA_FILE = "fresh_schema.json"
 # What stands for the database in the files and the fresh schema's statements.
@@ -127,7 +129,12 @@ class FreshSchema:
 
     @classmethod
     def load(cls) -> FreshSchema:
-        text = (resources.files("limelight.store.events") / FRESH_SCHEMA_FILE).read_text()
+        return cls.parse(
+            (resources.files("limelight.store.events") / FRESH_SCHEMA_FILE).read_text()
+        )
+
+    @classmethod
+    def parse(cls, text: str) -> FreshSchema:
         data = json.loads(text)
         statements = tuple(data["statements"])
         for statement in statements:
@@ -183,7 +190,16 @@ def apply_ddl(
         # It holds no event (the write-ahead log is replayed after the DDL), and the files
         # cannot be replayed over a part of the schema (0005's view of four columns over
         # 0007's paths table of five), nor can another release's schema finish it: made
-        # again from nothing.
+        # again from nothing, unless its tables hold rows after all.
+        held = (
+            f"SELECT sum(total_rows) FROM system.tables WHERE database = {string_literal(db)}"
+            f" AND name != {string_literal(VERSIONS_TABLE)}"
+        )
+        if _count(run, held) != 0:
+            raise StoreError(
+                f"the events database {db} holds events but records no DDL version, only that"
+                " a first start began: restore it from a backup, or move it aside to start anew"
+            )
         run(f"DROP DATABASE {db} SYNC")
         for statement in target.preamble():
             run(statement)
