@@ -150,6 +150,12 @@ class Record:
     flat: dict[str, Any]  # every leaf path -> value (null leaves left out)
     objects: frozenset[str]  # every path that holds an object with a value inside
 
+    @functools.cached_property
+    def folded_raw(self) -> str:
+        """The text with its ASCII letters folded to one case, as a needle without matchCase
+        compares it (worked out once: each query with a needle reads every event's)."""
+        return self.raw.translate(ASCII_UPPER)
+
 
 def _leaves(obj: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for name, value in obj.items():
@@ -256,18 +262,28 @@ def _list_values(value: Any) -> list[Any]:
     return out
 
 
-def _positive(op: str, actual: Any, value: Any, record: Record) -> bool:
+def _positive(op: str, value: Any) -> Callable[[Any, Record], bool]:
+    """Whether a value (not None) passes ``op`` against the filter's ``value``: what only
+    the filter decides is worked out here once, not for each event (the correctness test
+    asks some 800 queries of 4,000 events)."""
     if op in ("IN",):
-        return any(
-            _as_kind(actual, kind_of(v)) is not None and actual == v for v in _list_values(value)
+        listed = [(kind_of(v), v) for v in _list_values(value)]
+        return lambda actual, _: any(
+            _as_kind(actual, kind) is not None and actual == v for kind, v in listed
         )
     if isinstance(value, dict):  # {key, type}: the other key's value of that kind
         kind = value.get("type") or "string"
-        operand = _as_kind(get(record, value["key"]), kind)
-        if operand is None:
-            return False
-    else:
-        kind, operand = kind_of(value), value
+
+        def against_key(actual: Any, record: Record) -> bool:
+            operand = _as_kind(get(record, value["key"]), kind)
+            return operand is not None and _compare(op, kind, actual, operand)
+
+        return against_key
+    kind = kind_of(value)
+    return lambda actual, _: _compare(op, kind, actual, value)
+
+
+def _compare(op: str, kind: str, actual: Any, operand: Any) -> bool:
     if op == "INCLUDES":
         if isinstance(actual, list):
             return any(kind_of(el) == kind and el == operand for el in actual)
@@ -294,27 +310,45 @@ CHECKS: dict[str, Callable[[Any, Any], bool]] = {
 NEGATIONS = {"!=": "=", "NOT_LIKE": "LIKE", "DOES_NOT_INCLUDE": "INCLUDES", "NOT_IN": "IN"}
 
 
-def matches_filter(record: Record, flt: Mapping[str, Any]) -> bool:
-    op, actual = flt["operation"], get(record, flt["key"])
+def filter_check(flt: Mapping[str, Any]) -> Callable[[Record], bool]:
+    """Whether an event passes the filter (its value read once, for every event)."""
+    op, key = flt["operation"], flt["key"]
     if op == "EXISTS":
-        return present(record, flt["key"])
+        return lambda record: present(record, key)
     if op == "DOES_NOT_EXIST":
-        return not present(record, flt["key"])
+        return lambda record: not present(record, key)
     value = _filter_value(flt.get("value"))
     if op in NEGATIONS:
-        positive = actual is not None and _positive(NEGATIONS[op], actual, value, record)
-        return present(record, flt["key"]) and not positive
-    return actual is not None and _positive(op, actual, value, record)
+        positive = _positive(NEGATIONS[op], value)
+
+        def negated(record: Record) -> bool:
+            actual = get(record, key)
+            return present(record, key) and not (actual is not None and positive(actual, record))
+
+        return negated
+    check = _positive(op, value)
+
+    def passes(record: Record) -> bool:
+        actual = get(record, key)
+        return actual is not None and check(actual, record)
+
+    return passes
 
 
-def _needle(record: Record, needle: Mapping[str, Any]) -> bool:
-    text, value = record.raw, needle["value"]
+def matches_filter(record: Record, flt: Mapping[str, Any]) -> bool:
+    return filter_check(flt)(record)
+
+
+def _needle(needle: Mapping[str, Any]) -> Callable[[Record], bool]:
+    """Whether an event's text holds the needle."""
+    value = needle["value"]
     if needle.get("isRegex"):
-        flags = 0 if needle.get("matchCase") else re.IGNORECASE
-        return re.search(value, text, flags) is not None
+        pattern = re.compile(value, 0 if needle.get("matchCase") else re.IGNORECASE)
+        return lambda record: pattern.search(record.raw) is not None
     if needle.get("matchCase"):
-        return value in text
-    return value.translate(ASCII_UPPER) in text.translate(ASCII_UPPER)
+        return lambda record: value in record.raw
+    folded = value.translate(ASCII_UPPER)
+    return lambda record: folded in record.folded_raw
 
 
 def _wanted_namespaces(namespaces: list[Mapping[str, str]]) -> dict[str, set[str]]:
@@ -332,17 +366,17 @@ def matching(
     """The records the query selects, in their order, one at a time: ``selects_any``
     stops at the first (the correctness test asks it of some 650 queries)."""
     wanted = _wanted_namespaces(query.get("namespaces") or [])
-    filters = query.get("filters") or []
+    checks = [filter_check(f) for f in query.get("filters") or []]
     combine = any if query.get("filter_combination") == "OR" else all
-    needle = query.get("needle")
+    needle = _needle(query["needle"]) if query.get("needle") else None
     for r in records:
         if not frm <= r.system["_timestamp"] < to:
             continue
         if not all(r.system[field] in values for field, values in wanted.items()):
             continue
-        if filters and not combine([matches_filter(r, f) for f in filters]):
+        if checks and not combine([check(r) for check in checks]):
             continue
-        if needle and not _needle(r, needle):
+        if needle is not None and not needle(r):
             continue
         yield r
 
