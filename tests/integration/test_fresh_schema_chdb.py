@@ -129,8 +129,8 @@ OLDER_EVENTS = "CREATE TABLE IF NOT EXISTS {db}.events (x UInt8) ENGINE = MergeT
 
 @pytest.mark.parametrize(
     "made",
-    [(0,), (0, 1), (OLDER_EVENTS,)],
-    ids=["the first table", "both tables", "another release's table"],
+    [(), (0,), (0, 1), (OLDER_EVENTS,)],
+    ids=["no table", "the first table", "both tables", "another release's table"],
 )
 def test_a_start_stopped_inside_the_fresh_schema_is_made_again_to_the_same_end(
     replayed: Any, made: tuple[int | str, ...]

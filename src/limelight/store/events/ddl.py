@@ -192,7 +192,9 @@ def apply_ddl(
         # 0007's paths table of five), nor can another release's schema finish it: made
         # again from nothing, unless its tables hold rows after all.
         held = (
-            f"SELECT sum(total_rows) FROM system.tables WHERE database = {string_literal(db)}"
+            # A view's total_rows is NULL, and a sum over no table NULL too.
+            f"SELECT sum(ifNull(total_rows, 0)) FROM system.tables"
+            f" WHERE database = {string_literal(db)}"
             f" AND name != {string_literal(VERSIONS_TABLE)}"
         )
         if _count(run, held) != 0:
