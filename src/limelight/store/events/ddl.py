@@ -156,11 +156,15 @@ class FreshSchema:
             return False
         if _count(run, f"SELECT version() = {string_literal(self.engine)}") != 1:
             return False
-        tables = (
-            f"SELECT count() FROM system.tables WHERE database = {string_literal(target.database)}"
-            f" AND name != {string_literal(VERSIONS_TABLE)}"
-        )
-        return _count(run, tables) == 0
+        return _count(run, _over_tables(target.database, "count()")) == 0
+
+
+def _over_tables(database: str, what: str) -> str:
+    """``what`` over the tables and views of ``database`` but the versions table."""
+    return (
+        f"SELECT {what} FROM system.tables WHERE database = {string_literal(database)}"
+        f" AND name != {string_literal(VERSIONS_TABLE)}"
+    )
 
 
 def _count(run: Callable[[str], str], sql: str) -> int:
@@ -191,13 +195,8 @@ def apply_ddl(
         # cannot be replayed over a part of the schema (0005's view of four columns over
         # 0007's paths table of five), nor can another release's schema finish it: made
         # again from nothing, unless its tables hold rows after all.
-        held = (
-            # A view's total_rows is NULL, and a sum over no table NULL too.
-            f"SELECT sum(ifNull(total_rows, 0)) FROM system.tables"
-            f" WHERE database = {string_literal(db)}"
-            f" AND name != {string_literal(VERSIONS_TABLE)}"
-        )
-        if _count(run, held) != 0:
+        # A view's total_rows is NULL, and a sum over no table NULL too.
+        if _count(run, _over_tables(db, "sum(ifNull(total_rows, 0))")) != 0:
             raise StoreError(
                 f"the events database {db} holds events but records no DDL version, only that"
                 " a first start began: restore it from a backup, or move it aside to start anew"
